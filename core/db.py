@@ -1,0 +1,91 @@
+"""Engine, sessions and schema migrations (Alembic, run programmatically).
+
+Every database, SQLite or PostgreSQL, is brought to the newest schema by
+``alembic upgrade head`` when it is opened, so an existing workspace survives
+upgrades. Committed versions are immutable: the ORM refuses to update or delete
+a ReportVersion, its Sections or their Citations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
+from sqlmodel import Session, create_engine
+
+from core import config
+from core.errors import EvergreenError
+from core.models import Citation, ReportVersion, Section
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DB-API connection
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def alembic_config(url: str) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+@lru_cache(maxsize=8)
+def _engine_for(url: str) -> Engine:
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if str(path) not in ("", ":memory:"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+    else:
+        engine = create_engine(url, pool_pre_ping=True)
+    try:
+        with engine.begin() as conn:
+            cfg = alembic_config(url)
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+    except OperationalError as exc:
+        raise EvergreenError(f"Cannot open the database: {exc.orig}") from None
+    return engine
+
+
+def get_engine(url: str | None = None) -> Engine:
+    """The engine for ``url`` (default: the workspace database), migrated to head."""
+    return _engine_for(config.database_url(url))
+
+
+@contextmanager
+def session_scope(url: str | None = None) -> Iterator[Session]:
+    """A session that commits on success and rolls back on any exception."""
+    with Session(get_engine(url), expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def _refuse_change(mapper, connection, target) -> None:  # noqa: ANN001 - SQLAlchemy hook
+    raise EvergreenError(
+        f"{type(target).__name__} {target.id} belongs to a committed version and cannot change."
+    )
+
+
+for _model in (ReportVersion, Section, Citation):
+    event.listen(_model, "before_update", _refuse_change)
+    event.listen(_model, "before_delete", _refuse_change)

@@ -1,0 +1,163 @@
+"""The tables: a report is a chain of immutable versions over a shared evidence pool.
+
+Data flows one way: sources → snapshots (the evidence pool) → writers →
+section proposals (one update run) → review → a new committed ReportVersion.
+Instants are timezone-aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from core.dates import utcnow
+
+# Vocabularies kept as plain strings (portable across SQLite and PostgreSQL).
+RUN_STATUSES = ("running", "awaiting_review", "committed", "failed", "cancelled")
+RUN_KINDS = ("create", "update", "rebuild", "import")
+ACTIONS = ("keep", "revise", "extend", "add", "remove")
+DECISIONS = ("pending", "approved", "rejected")
+CHANGE_KINDS = ("new", "unchanged", "minor", "material", "changed", "gone", "imported")
+SECTION_STATUSES = ("new", "kept", "revised", "extended", "added")
+
+
+class Report(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    title: str
+    query: str = Field(sa_column=Column(Text, nullable=False))
+    source: str = "sample"  # sample | corpus:NAME | web | none
+    settings: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    baseline_of: int | None = Field(default=None, foreign_key="report.id", index=True)
+    next_marker: int = 1  # citation markers are stable per source within a report
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ReportVersion(SQLModel, table=True):
+    """A committed state of a report. Never updated or deleted once written."""
+
+    __table_args__ = (UniqueConstraint("report_id", "number"),)
+    id: int | None = Field(default=None, primary_key=True)
+    report_id: int = Field(foreign_key="report.id", index=True)
+    number: int
+    as_of: datetime
+    parent_id: int | None = Field(default=None, foreign_key="reportversion.id")
+    run_id: int | None = None  # the UpdateRun that produced it (no FK: runs point at versions)
+    title: str
+    created_at: datetime = Field(default_factory=utcnow)
+    metrics: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    stale_citations: int = 0
+
+
+class Section(SQLModel, table=True):
+    __table_args__ = (Index("ix_section_version_order", "version_id", "order"),)
+    id: int | None = Field(default=None, primary_key=True)
+    version_id: int = Field(foreign_key="reportversion.id")
+    key: str  # stable across versions
+    heading: str
+    level: int
+    order: int
+    body: str = Field(sa_column=Column(Text, nullable=False))
+    status: str = "new"  # relative to the parent version: SECTION_STATUSES
+
+
+class Source(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    url: str = Field(sa_column=Column(Text, nullable=False, unique=True))
+    title: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Snapshot(SQLModel, table=True):
+    """What a source said when fetched (as of a date). Content may be absent for
+    a reference imported from someone's report and not yet fetched."""
+
+    __table_args__ = (Index("ix_snapshot_source_asof", "source_id", "as_of"),)
+    id: int | None = Field(default=None, primary_key=True)
+    source_id: int = Field(foreign_key="source.id")
+    title: str = ""
+    content: str | None = Field(default=None, sa_column=Column(Text))
+    content_hash: str | None = None
+    fetched_at: datetime = Field(default_factory=utcnow)
+    as_of: datetime | None = None  # the "as of" the fetch asked for
+    published: datetime | None = None  # when this content became valid, if known
+    previous_id: int | None = Field(default=None, foreign_key="snapshot.id")
+    change_kind: str = "new"  # vs previous_id: CHANGE_KINDS
+    similarity: float | None = None
+    claim_diff: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
+    reasons: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    run_id: int | None = Field(default=None, foreign_key="updaterun.id")
+
+
+class PoolEntry(SQLModel, table=True):
+    """A source in one report's evidence pool, with its stable citation marker."""
+
+    __table_args__ = (UniqueConstraint("report_id", "source_id"),)
+    id: int | None = Field(default=None, primary_key=True)
+    report_id: int = Field(foreign_key="report.id", index=True)
+    source_id: int = Field(foreign_key="source.id")
+    marker: int
+    latest_snapshot_id: int | None = Field(default=None, foreign_key="snapshot.id")
+    last_checked: datetime | None = None
+    status: str = "new"  # the last change kind seen
+
+
+class Citation(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    section_id: int = Field(foreign_key="section.id", index=True)
+    snapshot_id: int = Field(foreign_key="snapshot.id")
+    marker: int
+
+
+class UpdateRun(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    report_id: int = Field(foreign_key="report.id", index=True)
+    kind: str  # RUN_KINDS
+    as_of: datetime
+    status: str = "running"  # RUN_STATUSES
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    base_version_id: int | None = Field(default=None, foreign_key="reportversion.id")
+    version_id: int | None = Field(default=None, foreign_key="reportversion.id")
+    progress: str = ""
+    summary: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    timings: dict[str, float] = Field(default_factory=dict, sa_column=Column(JSON))
+    started_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+
+
+class SectionProposal(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="updaterun.id", index=True)
+    key: str
+    action: str  # ACTIONS
+    heading: str
+    level: int
+    order: int
+    old_text: str | None = Field(default=None, sa_column=Column(Text))
+    new_text: str | None = Field(default=None, sa_column=Column(Text))
+    rationale: str = Field(default="", sa_column=Column(Text))
+    evidence: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
+    citations: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON))
+    decision: str = "pending"  # DECISIONS
+    analyst_text: str | None = Field(default=None, sa_column=Column(Text))
+    flags: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+
+
+class CostEvent(SQLModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="updaterun.id", index=True)
+    stage: str
+    provider: str = ""
+    model: str = ""
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached_tokens: int = 0
+    searches: int = 0
+    fetches: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    usd: float = 0.0
+    created_at: datetime = Field(default_factory=utcnow)

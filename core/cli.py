@@ -1,0 +1,266 @@
+"""The `evergreen` command: a thin door onto the core (the app is the other one).
+
+Every command turns an EvergreenError into one line on stderr and exit code 1;
+JSON output (``--json``) is a stable contract for scripts and cron jobs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from core import config
+from core.errors import EvergreenError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Evergreen keeps cited research reports current with reviewed, incremental updates.",
+)
+corpus_app = typer.Typer(no_args_is_help=True, help="Local temporal document corpora.")
+app.add_typer(corpus_app, name="corpus")
+out = Console()
+err = Console(stderr=True)
+
+
+@app.callback()
+def _global(
+    db: Annotated[
+        str | None, typer.Option("--db", help="Database URL or SQLite path (or EVERGREEN_DB).")
+    ] = None,
+) -> None:
+    if db:
+        os.environ[config.ENV_DB] = db
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+# -- corpora ----------------------------------------------------------------------
+@corpus_app.command("add")
+def corpus_add(
+    name: Annotated[str, typer.Argument(help="Name for the corpus, e.g. peps.")],
+    path: Annotated[Path, typer.Argument(help="A .jsonl / .jsonl.gz file or a folder.")],
+    skip_bad: Annotated[
+        bool, typer.Option("--skip-bad", help="Skip bad records instead of aborting.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Import page versions into a corpus (re-importing the same data changes nothing)."""
+    from core.sources.corpus import add_corpus
+
+    with out.status(f"Importing {path} …"):
+        result = add_corpus(name, path, skip_bad=skip_bad)
+    if as_json:
+        _print_json(result.as_dict())
+        return
+    out.print(
+        f"Corpus [bold]{name}[/]: read {result.read} records — {result.inserted} new, "
+        f"{result.updated} updated, {result.unchanged} unchanged."
+    )
+    for line in result.skipped[:20]:
+        err.print(f"skipped {line}")
+    if len(result.skipped) > 20:
+        err.print(f"… and {len(result.skipped) - 20} more skipped")
+
+
+@corpus_app.command("list")
+def corpus_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """The corpora in this workspace."""
+    from core.sources.corpus import list_corpora
+
+    rows = list_corpora()
+    if as_json:
+        _print_json(rows)
+        return
+    if not rows:
+        out.print("No corpora yet. Import one with: evergreen corpus add NAME PATH")
+        return
+    table = Table("name", "pages", "versions", "first", "last")
+    for r in rows:
+        table.add_row(r["name"], str(r["pages"]), str(r["versions"]), r["first"], r["last"])
+    out.print(table)
+
+
+@corpus_app.command("search")
+def corpus_search(
+    name: str,
+    query: str,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="YYYY-MM-DD (default now).")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Only pages updated after.")] = None,
+    limit: Annotated[int, typer.Option("--limit")] = 10,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Search a corpus as it stood at a date."""
+    from core.dates import iso, parse_as_of
+    from core.sources.corpus import Corpus
+
+    corpus = Corpus.open(name)
+    hits = corpus.search(
+        query,
+        max_results=limit,
+        end_date=parse_as_of(as_of) if as_of else None,
+        start_date=parse_as_of(since) if since else None,
+    )
+    if as_json:
+        _print_json(
+            [
+                {
+                    "url": h.url,
+                    "title": h.title,
+                    "date": iso(h.date),
+                    "score": round(h.score, 4),
+                    "snippet": h.snippet,
+                }
+                for h in hits
+            ]
+        )
+        return
+    for h in hits:
+        out.print(f"[bold]{h.title}[/] ({h.date.date() if h.date else '?'}) {h.url}")
+        out.print(f"   {h.snippet[:200]}", markup=False)
+
+
+# -- reports ------------------------------------------------------------------------
+@app.command("list")
+def list_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Tracked reports with their current version."""
+    from core.db import session_scope
+    from core.services import report_rows
+
+    with session_scope() as session:
+        rows = report_rows(session)
+    if as_json:
+        _print_json(rows)
+        return
+    if not rows:
+        out.print("No reports yet. Try: evergreen demo")
+        return
+    table = Table("id", "title", "version", "as of", "sources", "status")
+    for r in rows:
+        table.add_row(
+            str(r["id"]),
+            r["title"],
+            str(r["version"] or "—"),
+            r["as_of"] or "—",
+            str(r["sources"]),
+            r["status"],
+        )
+    out.print(table)
+
+
+@app.command("show")
+def show_cmd(
+    report: Annotated[str, typer.Argument(help="Report id or exact title.")],
+    version: Annotated[int | None, typer.Option("--version", "-v")] = None,
+) -> None:
+    """Print a version of a report as Markdown."""
+    from core.db import session_scope
+    from core.export import version_markdown
+    from core.repository import get_report
+
+    with session_scope() as session:
+        text = version_markdown(session, get_report(session, report), version)
+    sys.stdout.write(text)
+
+
+@app.command("import-report")
+def import_report_cmd(
+    file: Annotated[Path, typer.Argument(help="A Markdown report.")],
+    query: Annotated[str, typer.Option("--query", "-q", help="The question it answers.")],
+    as_of: Annotated[str | None, typer.Option("--as-of", help="YYYY-MM-DD (default now).")] = None,
+    source: Annotated[
+        str, typer.Option("--source", help="Where updates look: sample | corpus:NAME | web.")
+    ] = "sample",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Import an existing Markdown report as version 1 of a new tracked report."""
+    from core.dates import parse_as_of
+    from core.db import session_scope
+    from core.importer import import_report, read_markdown_file
+    from core.services import check_source
+
+    text = read_markdown_file(file)
+    when = parse_as_of(as_of) if as_of else None
+    check_source(source)
+    with session_scope() as session:
+        _report, summary = import_report(
+            session,
+            text,
+            query=query,
+            as_of=when,
+            source=source,
+            default_title=file.stem.replace("-", " ").replace("_", " ").strip() or "Imported",
+        )
+    if as_json:
+        _print_json(summary)
+        return
+    out.print(
+        f"Imported report {summary['report_id']}: {summary['sections']} sections, "
+        f"{summary['references']} references."
+    )
+    if summary["uncited_references"]:
+        err.print(
+            f"note: references never cited in the text were dropped: "
+            f"{summary['uncited_references']}"
+        )
+
+
+@app.command("export")
+def export_cmd(
+    report: Annotated[str, typer.Argument(help="Report id or exact title.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="File to write.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="md or pdf.")] = "md",
+    version: Annotated[int | None, typer.Option("--version", "-v")] = None,
+) -> None:
+    """Export a version to Markdown or PDF."""
+    from core.db import session_scope
+    from core.export import export_version
+    from core.repository import get_report
+
+    with session_scope() as session:
+        path = export_version(session, get_report(session, report), output, fmt=fmt, number=version)
+    out.print(f"Wrote {path}")
+
+
+@app.command("demo")
+def demo_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Load the sample workspace (sample corpus and a sample report), once."""
+    from core.db import session_scope
+    from core.workspace import load_sample
+
+    with session_scope() as session, out.status("Loading the sample workspace …"):
+        summary = load_sample(session)
+    if as_json:
+        _print_json(summary)
+        return
+    out.print(summary["message"])
+
+
+def main() -> None:
+    """Entry point: run the CLI, turning known failures into one clear line."""
+    try:
+        app(standalone_mode=False)
+    except EvergreenError as exc:
+        err.print(f"[red]Error:[/] {exc}", highlight=False)
+        raise SystemExit(1) from None
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("Aborted.")
+        raise SystemExit(130) from None
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            raise SystemExit(exc.exit_code) from None
+        raise

@@ -1,0 +1,90 @@
+"""Import a Markdown report written anywhere, so it can be kept current.
+
+Each reference becomes a source in the report's evidence pool with a
+placeholder snapshot (what the author cited, with no content yet); the first
+update fetches them, as the paper's Single-Step Task does.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session
+
+from core.dates import parse_published, utcnow
+from core.errors import EvergreenError, NotFoundError
+from core.models import Report, Snapshot, UpdateRun
+from core.report_state import ReportDoc, parse_markdown
+from core.repository import SectionDraft, commit_version, get_or_create_source, pool_entry
+from core.validation import clean_question, clean_title
+
+
+def read_markdown_file(path: str | Path) -> str:
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise NotFoundError(f"No such file: {file}")
+    try:
+        text = file.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise EvergreenError(
+            f"{file.name} is not UTF-8 text (bad byte at offset {exc.start}); "
+            "re-save it as UTF-8 and import again."
+        ) from None
+    if not text.strip():
+        raise EvergreenError(f"{file.name} is empty: nothing to import.")
+    return text
+
+
+def import_report(
+    session: Session,
+    text: str,
+    *,
+    query: str,
+    as_of: datetime | None = None,
+    source: str = "sample",
+    default_title: str = "Imported report",
+) -> tuple[Report, dict[str, Any]]:
+    """Create a report whose version 1 is the parsed Markdown; return it and a summary."""
+    query = clean_question(query)
+    doc: ReportDoc = parse_markdown(text, default_title=default_title)
+    when = as_of or utcnow()
+    report = Report(title=clean_title(doc.title), query=query, source=source)
+    session.add(report)
+    session.flush()
+    run = UpdateRun(report_id=report.id, kind="import", as_of=when, status="committed")
+    session.add(run)
+    session.flush()
+    markers: dict[int, int] = {}
+    for ref in doc.references:
+        src = get_or_create_source(session, ref.url, ref.title)
+        pool_entry(session, report, src, marker=ref.marker)
+        fetched = parse_published(ref.fetched) if ref.fetched else None
+        snap = Snapshot(
+            source_id=src.id,
+            title=ref.title,
+            content=None,
+            as_of=fetched,
+            fetched_at=fetched or when,
+            change_kind="imported",
+            run_id=run.id,
+        )
+        session.add(snap)
+        session.flush()
+        markers[ref.marker] = snap.id
+    cited = {m for s in doc.sections for m in s.markers}
+    drafts = [SectionDraft(doc=s, status="new") for s in doc.sections]
+    version = commit_version(
+        session, report, title=report.title, drafts=drafts, as_of=when, markers=markers, run=run
+    )
+    run.finished_at = utcnow()
+    session.add(run)
+    uncited = sorted(set(markers) - cited)
+    return report, {
+        "report_id": report.id,
+        "version": version.number,
+        "sections": len(doc.sections),
+        "references": len(doc.references),
+        "uncited_references": uncited,
+    }

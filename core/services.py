@@ -1,0 +1,99 @@
+"""Read models shared by the CLI and the app: what a list of reports shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from core.dates import day, iso
+from core.errors import EvergreenError
+from core.models import CostEvent, PoolEntry, UpdateRun
+from core.repository import latest_version, list_reports
+
+SOURCE_HELP = "use sample, corpus:NAME or web"
+
+
+def check_source(source: str) -> str:
+    """Validate a report's source setting; corpora must exist."""
+    from core.sources.corpus import Corpus
+
+    if source == "web":
+        return source
+    if source == "sample":
+        return source
+    if source.startswith("corpus:") and source[7:]:
+        Corpus.open(source[7:]).close()
+        return source
+    raise EvergreenError(f"Unknown source {source!r}: {SOURCE_HELP}.")
+
+
+def last_run(session: Session, report_id: int) -> UpdateRun | None:
+    return session.exec(
+        select(UpdateRun).where(UpdateRun.report_id == report_id).order_by(col(UpdateRun.id).desc())
+    ).first()
+
+
+def run_cost(session: Session, run_id: int) -> dict[str, float]:
+    row = session.exec(
+        select(
+            func.coalesce(func.sum(CostEvent.llm_calls), 0),
+            func.coalesce(func.sum(CostEvent.tokens_in), 0),
+            func.coalesce(func.sum(CostEvent.tokens_out), 0),
+            func.coalesce(func.sum(CostEvent.searches), 0),
+            func.coalesce(func.sum(CostEvent.fetches), 0),
+            func.coalesce(func.sum(CostEvent.bytes), 0),
+            func.coalesce(func.sum(CostEvent.seconds), 0.0),
+            func.coalesce(func.sum(CostEvent.usd), 0.0),
+        ).where(CostEvent.run_id == run_id)
+    ).one()
+    keys = (
+        "llm_calls",
+        "tokens_in",
+        "tokens_out",
+        "searches",
+        "fetches",
+        "bytes",
+        "seconds",
+        "usd",
+    )
+    return {
+        k: (round(float(v), 3) if k in ("seconds", "usd") else int(v))
+        for k, v in zip(keys, row, strict=True)
+    }
+
+
+def report_rows(session: Session) -> list[dict[str, Any]]:
+    rows = []
+    for report in list_reports(session):
+        version = latest_version(session, report.id)
+        run = last_run(session, report.id)
+        sources = session.exec(
+            select(func.count()).select_from(PoolEntry).where(PoolEntry.report_id == report.id)
+        ).one()
+        needs_review = (
+            session.exec(
+                select(func.count())
+                .select_from(UpdateRun)
+                .where(UpdateRun.report_id == report.id, UpdateRun.status == "awaiting_review")
+            ).one()
+            > 0
+        )
+        rows.append(
+            {
+                "id": report.id,
+                "title": report.title,
+                "query": report.query,
+                "source": report.source,
+                "version": version.number if version else None,
+                "as_of": day(version.as_of) if version else None,
+                "last_update": iso(run.started_at) if run else None,
+                "last_run_status": run.status if run else None,
+                "sources": sources,
+                "needs_review": needs_review,
+                "status": "needs review" if needs_review else (run.status if run else "new"),
+                "last_cost": run_cost(session, run.id) if run else None,
+            }
+        )
+    return rows

@@ -231,6 +231,114 @@ def export_cmd(
     out.print(f"Wrote {path}")
 
 
+@app.command("create")
+def create_cmd(
+    question: Annotated[str, typer.Argument(help="The research question.")],
+    title: Annotated[str | None, typer.Option("--title")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="YYYY-MM-DD (default now).")] = None,
+    source: Annotated[str, typer.Option("--source", help="sample | corpus:NAME | web.")] = "sample",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Research a new report from scratch and commit version 1."""
+    from core.dates import parse_as_of
+    from core.research import create_report
+
+    when = parse_as_of(as_of) if as_of else None
+    with out.status("Researching …"):
+        result = create_report(question, title=title, as_of=when, source=source)
+    if as_json:
+        _print_json(result)
+        return
+    out.print(
+        f"Created report {result['report_id']} (version {result['version']}): "
+        f"{result['sections']} sections citing {result['sources']} sources; "
+        f"{result['cost']['searches']} searches, {result['cost']['fetches']} fetches."
+    )
+
+
+@app.command("update")
+def update_cmd(
+    report: Annotated[str, typer.Argument(help="Report id or exact title.")],
+    as_of: Annotated[str | None, typer.Option("--as-of", help="YYYY-MM-DD (default now).")] = None,
+    approve_all: Annotated[bool, typer.Option("--approve-all")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Refresh evidence, look for what is new, and propose section changes."""
+    from core.dates import parse_as_of
+    from core.update import update_report
+
+    when = parse_as_of(as_of) if as_of else None
+    with out.status("Updating …"):
+        result = update_report(report, as_of=when, approve_all=approve_all)
+    if as_json:
+        _print_json(result)
+        return
+    acts = ", ".join(f"{v} {k}" for k, v in result["actions"].items() if v)
+    ev = ", ".join(f"{v} {k}" for k, v in result["evidence"].items() if v)
+    out.print(f"Run {result['run_id']}: {acts}. Evidence: {ev}.")
+    if result["version"]:
+        out.print(f"Committed version {result['version']}; continuity {result['continuity']}.")
+    else:
+        out.print(f"Review with: evergreen review {result['run_id']} --approve-all --commit")
+
+
+@app.command("review")
+def review_cmd(
+    run: Annotated[int, typer.Argument(help="Run id.")],
+    approve: Annotated[list[str] | None, typer.Option("--approve", help="Section key.")] = None,
+    reject: Annotated[list[str] | None, typer.Option("--reject", help="Section key.")] = None,
+    approve_all: Annotated[bool, typer.Option("--approve-all")] = False,
+    commit: Annotated[bool, typer.Option("--commit")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Approve or reject a run's proposals and commit the new version."""
+    from core.review import review_run
+
+    result = review_run(
+        run, approve=approve or [], reject=reject or [], approve_all=approve_all, commit=commit
+    )
+    if as_json:
+        _print_json(result)
+        return
+    table = Table("section", "action", "decision", "why")
+    for p in result["proposals"]:
+        table.add_row(p["key"], p["action"], p["decision"], p["rationale"][:90])
+    out.print(table)
+    if result["version"]:
+        out.print(f"Committed version {result['version']}.")
+
+
+@app.command("rebuild")
+def rebuild_cmd(
+    report: Annotated[str, typer.Argument(help="Report id or exact title.")],
+    as_of: Annotated[str, typer.Option("--as-of", help="YYYY-MM-DD.")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """A from-scratch report for the same question at a date, kept as a separate baseline."""
+    from core.dates import parse_as_of
+    from core.db import session_scope
+    from core.repository import get_report
+    from core.research import create_report
+
+    when = parse_as_of(as_of)
+    with session_scope() as session:
+        original = get_report(session, report)
+        spec = (original.id, original.title, original.query, original.source, original.settings)
+    with out.status("Rebuilding from scratch …"):
+        result = create_report(
+            spec[2],
+            title=f"Baseline of {spec[1]}",
+            as_of=when,
+            source=spec[3],
+            settings=spec[4],
+            baseline_of=spec[0],
+        )
+    if as_json:
+        _print_json(result)
+        return
+    out.print(f"Baseline report {result['report_id']} for report {spec[0]} as of {as_of}.")
+
+
 @app.command("demo")
 def demo_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Load the sample workspace (sample corpus and a sample report), once."""

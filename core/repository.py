@@ -152,6 +152,15 @@ def pool_of(session: Session, report_id: int) -> list[PoolEntry]:
     )
 
 
+def pool_snapshots(session: Session, report_id: int) -> dict[int, int]:
+    """marker → the newest snapshot of that source in the report's pool."""
+    return {
+        e.marker: e.latest_snapshot_id
+        for e in pool_of(session, report_id)
+        if e.latest_snapshot_id is not None
+    }
+
+
 def pool_entry(
     session: Session, report: Report, source: Source, marker: int | None = None
 ) -> PoolEntry:

@@ -1,0 +1,70 @@
+"""Cost as data: per-stage counters that become CostEvent rows for a run."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+
+from core.models import CostEvent
+
+COST_KEYS = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "seconds")
+
+
+@dataclass
+class StageCost:
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached_tokens: int = 0
+    searches: int = 0
+    fetches: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    usd: float = 0.0
+    writer_calls: int = 0
+
+
+class CostMeter:
+    """Thread-safe accumulator keyed by (stage, provider, model)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str, str], StageCost] = {}
+        self._lock = threading.Lock()
+
+    def add(self, stage: str, provider: str = "", model: str = "", **counts: float) -> None:
+        with self._lock:
+            row = self._rows.setdefault((stage, provider, model), StageCost())
+            for key, value in counts.items():
+                setattr(row, key, getattr(row, key) + value)
+
+    @contextmanager
+    def stage(self, stage: str, provider: str = "") -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(stage, provider, seconds=time.perf_counter() - start)
+
+    def total(self, key: str) -> float:
+        with self._lock:
+            return sum(getattr(r, key) for r in self._rows.values())
+
+    def totals(self) -> dict[str, float]:
+        """The CLI contract's cost object."""
+        out: dict[str, float] = {k: int(self.total(k)) for k in COST_KEYS if k != "seconds"}
+        out["seconds"] = round(self.total("seconds"), 3)
+        return out
+
+    def events(self, run_id: int) -> list[CostEvent]:
+        names = [f.name for f in fields(StageCost) if f.name != "writer_calls"]
+        events = []
+        with self._lock:
+            for (stage, provider, model), row in sorted(self._rows.items()):
+                data = {k: getattr(row, k) for k in names}
+                events.append(
+                    CostEvent(run_id=run_id, stage=stage, provider=provider, model=model, **data)
+                )
+        return events

@@ -1,0 +1,344 @@
+"""The evidence pool: refresh what a report cites, discover what is new.
+
+Refresh re-fetches each cited source once, concurrently: an identical hash is
+``unchanged`` (no similarity, no diff); otherwise the change is classified
+(changed / material / minor) with a claim-level diff; a missing page is
+``gone``. Discovery searches only the window since the last version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session, select
+
+from core.changes import ChangeResult, classify_change, content_hash
+from core.costs import CostMeter
+from core.dates import day, utcnow
+from core.errors import EvergreenError
+from core.models import PoolEntry, Report, Snapshot, Source
+from core.repository import get_or_create_source, pool_entry
+from core.sources.base import FetchedPage, Fetcher, PageNotFound, SearchProvider, SearchResult
+from core.text import cosine, idf_table, terms, tfidf
+from core.writers.base import Evidence
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Checked:
+    """One cited source after refresh."""
+
+    marker: int
+    source: Source
+    previous: Snapshot | None  # what the report cited
+    current: Snapshot | None  # newest snapshot (None when gone and never fetched)
+    kind: str  # unchanged | minor | material | changed | gone | new | error
+    change: ChangeResult | None = None
+    error: str | None = None
+
+    def evidence(self) -> Evidence | None:
+        if self.current is None or self.current.content is None or self.kind == "gone":
+            return None
+        return Evidence(self.marker, self.source.url, self.current.title, self.current.content)
+
+    def as_dict(self) -> dict[str, Any]:
+        prev, cur = self.previous, self.current
+        return {
+            "marker": self.marker,
+            "url": self.source.url,
+            "title": (cur or prev).title if (cur or prev) else self.source.title,
+            "kind": self.kind,
+            "similarity": self.change.similarity if self.change else None,
+            "reasons": list(self.change.reasons[:12]) if self.change else [],
+            "claims": [c.as_dict() for c in self.change.claims[:12]] if self.change else [],
+            "old_snapshot_id": prev.id if prev else None,
+            "new_snapshot_id": cur.id if cur else None,
+            "old_date": day(prev.as_of) if prev else None,
+            "new_date": day(cur.as_of) if cur else None,
+            "error": self.error,
+        }
+
+
+@dataclass
+class Found:
+    """A page new to the pool, with the section it fits (None: fits none)."""
+
+    evidence: Evidence
+    snapshot: Snapshot
+    section_key: str | None = None
+    score: float = 0.0
+
+
+@dataclass
+class FetchOutcome:
+    page: FetchedPage | None
+    error: str | None = None
+    gone: bool = False
+
+
+def fetch_many(
+    fetcher: Fetcher,
+    urls: Sequence[str],
+    as_of: datetime,
+    meter: CostMeter,
+    *,
+    concurrency: int = 8,
+    stage: str = "fetch",
+) -> dict[str, FetchOutcome]:
+    """Fetch each URL once, at most ``concurrency`` at a time; never raises for a page."""
+
+    def one(url: str) -> tuple[str, FetchOutcome]:
+        try:
+            page = fetcher.fetch(url, as_of)
+            meter.add(stage, fetcher.name, fetches=1, bytes=len(page.content.encode("utf-8")))
+            return url, FetchOutcome(page)
+        except PageNotFound as exc:
+            meter.add(stage, fetcher.name, fetches=1)
+            return url, FetchOutcome(None, str(exc), gone=True)
+        except EvergreenError as exc:
+            meter.add(stage, fetcher.name, fetches=1)
+            return url, FetchOutcome(None, str(exc))
+
+    unique = list(dict.fromkeys(urls))
+    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(unique) or 1))) as pool:
+        return dict(pool.map(one, unique))
+
+
+def store_snapshot(
+    session: Session,
+    source: Source,
+    page: FetchedPage,
+    *,
+    as_of: datetime,
+    run_id: int | None,
+    previous: Snapshot | None = None,
+    change: ChangeResult | None = None,
+) -> Snapshot:
+    snap = Snapshot(
+        source_id=source.id,
+        title=page.title or source.title,
+        content=page.content,
+        content_hash=content_hash(page.content),
+        fetched_at=utcnow(),
+        as_of=as_of,
+        published=page.published,
+        previous_id=previous.id if previous else None,
+        change_kind=change.kind if change else "new",
+        similarity=change.similarity if change else None,
+        claim_diff=[c.as_dict() for c in change.claims] if change else [],
+        reasons=list(change.reasons) if change else [],
+        run_id=run_id,
+    )
+    session.add(snap)
+    if page.title and page.title != source.title:
+        source.title = page.title
+        session.add(source)
+    session.flush()
+    return snap
+
+
+def refresh(
+    session: Session,
+    report: Report,
+    cited: dict[int, Snapshot],
+    *,
+    base_as_of: datetime | None,
+    as_of: datetime,
+    fetcher: Fetcher,
+    temporal: bool,
+    meter: CostMeter,
+    run_id: int | None,
+    tau: float = 0.9,
+    concurrency: int = 8,
+    progress: Progress | None = None,
+) -> list[Checked]:
+    """Re-check every cited source as of ``as_of`` and classify how it changed."""
+    sources = {m: session.get(Source, snap.source_id) for m, snap in cited.items()}
+    # Citations imported from someone's report have no content: resolve them as they
+    # stood at the report's own date first (possible with a temporal corpus).
+    unresolved = [m for m, snap in cited.items() if snap.content is None]
+    if unresolved and temporal and base_as_of is not None:
+        with meter.stage("resolve"):
+            got = fetch_many(
+                fetcher,
+                [sources[m].url for m in unresolved],
+                base_as_of,
+                meter,
+                concurrency=concurrency,
+                stage="resolve",
+            )
+        for m in unresolved:
+            outcome = got[sources[m].url]
+            if outcome.page is not None:
+                cited[m] = store_snapshot(
+                    session, sources[m], outcome.page, as_of=base_as_of, run_id=run_id
+                )
+    with meter.stage("refresh"):
+        if progress:
+            progress(f"checking {len(cited)} sources")
+        fetched = fetch_many(
+            fetcher,
+            [s.url for s in sources.values()],
+            as_of,
+            meter,
+            concurrency=concurrency,
+            stage="refresh",
+        )
+        results: list[Checked] = []
+        for k, (marker, prev) in enumerate(sorted(cited.items())):
+            if progress:
+                progress(f"checking source {k + 1}/{len(cited)}")
+            source = sources[marker]
+            entry = pool_entry(session, report, source, marker=marker)
+            outcome = fetched[source.url]
+            if outcome.page is None:
+                # gone: the page no longer exists; error: unreachable now, text kept and flagged
+                kind = "gone" if outcome.gone else "error"
+                checked = Checked(marker, source, prev, prev if prev.content else None, kind)
+                checked.error = outcome.error
+            elif prev.content is None:
+                snap = store_snapshot(session, source, outcome.page, as_of=as_of, run_id=run_id)
+                checked = Checked(marker, source, prev, snap, "new")
+            elif content_hash(outcome.page.content) == prev.content_hash:
+                checked = Checked(marker, source, prev, prev, "unchanged")
+            else:
+                change = classify_change(prev.content, outcome.page.content, tau)
+                snap = store_snapshot(
+                    session,
+                    source,
+                    outcome.page,
+                    as_of=as_of,
+                    run_id=run_id,
+                    previous=prev,
+                    change=change,
+                )
+                checked = Checked(marker, source, prev, snap, change.kind, change)
+            entry.last_checked = utcnow()
+            entry.status = checked.kind
+            if checked.current is not None and checked.kind != "gone":
+                entry.latest_snapshot_id = checked.current.id
+            session.add(entry)
+            results.append(checked)
+    session.flush()
+    return results
+
+
+def discover(
+    session: Session,
+    report: Report,
+    *,
+    question: str,
+    sections: Sequence[tuple[str, str, str]],  # (key, heading, body)
+    hot_sections: set[str],
+    window: tuple[datetime, datetime],
+    search: SearchProvider,
+    fetcher: Fetcher,
+    meter: CostMeter,
+    run_id: int | None,
+    per_query: int = 5,
+    concurrency: int = 8,
+    progress: Progress | None = None,
+) -> list[Found]:
+    """Search only the window (start, end] for pages new to the pool, and place them.
+
+    One search for the whole question; then one per section, but only for sections
+    where something may be new: those whose sources changed (``hot_sections``) or
+    that the question-level search already found window activity for.
+    """
+    start, end = window
+    if start >= end:
+        return []
+    known = set(
+        session.exec(
+            select(Source.url).join(PoolEntry).where(PoolEntry.report_id == report.id)
+        ).all()
+    )
+    hits: dict[str, SearchResult] = {}
+
+    def run_search(query: str, k: int) -> list[SearchResult]:
+        meter.add("discover", search.name, searches=1)
+        return search.search(query, max_results=k, start_date=start, end_date=end)
+
+    with meter.stage("discover"):
+        if progress:
+            progress("searching for new evidence")
+        for h in run_search(question, per_query * 2):
+            if h.url not in known:
+                hits.setdefault(h.url, h)
+        placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
+        hot = set(hot_sections) | {key for key in placed.values() if key}
+        for key, heading, _body in sections:
+            if key in hot and heading:
+                for h in run_search(f"{heading} {question}", per_query):
+                    if h.url not in known:
+                        hits.setdefault(h.url, h)
+    if not hits:
+        return []
+    with meter.stage("fetch"):
+        got = fetch_many(fetcher, list(hits), end, meter, concurrency=concurrency)
+    found: list[Found] = []
+    pages = [(url, o.page) for url, o in got.items() if o.page is not None]
+    placement = _place([(u, p.title, p.content[:4000]) for u, p in pages], sections, scored=True)
+    for rank, (url, page) in enumerate(pages):
+        source = get_or_create_source(session, url, page.title)
+        entry = pool_entry(session, report, source)
+        snap = store_snapshot(session, source, page, as_of=end, run_id=run_id)
+        entry.latest_snapshot_id = snap.id
+        entry.last_checked = utcnow()
+        entry.status = "new"
+        session.add(entry)
+        key, score = placement.get(url, (None, 0.0))
+        ev = Evidence(entry.marker, source.url, snap.title, page.content, rank=rank)
+        found.append(Found(ev, snap, key, score))
+    session.flush()
+    return found
+
+
+PLACE_MIN = 0.06
+
+
+def _place(
+    docs: Sequence[tuple[str, str, str]],
+    sections: Sequence[tuple[str, str, str]],
+    *,
+    scored: bool = False,
+) -> dict[str, Any]:
+    """Best-fitting section per document by TF-IDF cosine (None below PLACE_MIN)."""
+    targets = [(k, terms(h) * 3 + terms(b)) for k, h, b in sections if h]
+    bags = [(u, terms(f"{t} " * 3 + c)) for u, t, c in docs]
+    idf = idf_table([b for _, b in targets] + [b for _, b in bags])
+    tvecs = [(k, tfidf(b, idf)) for k, b in targets]
+    out: dict[str, Any] = {}
+    for url, bag in bags:
+        vec = tfidf(bag, idf)
+        best_key, best = None, 0.0
+        for key, tv in tvecs:
+            score = cosine(vec, tv)
+            if score > best:
+                best_key, best = key, score
+        key = best_key if best >= PLACE_MIN else None
+        out[url] = (key, best) if scored else key
+    return out
+
+
+def pool_summary(checked: Sequence[Checked], found: Sequence[Found]) -> dict[str, int]:
+    counts = {
+        "checked": len(checked),
+        "unchanged": 0,
+        "minor": 0,
+        "material": 0,
+        "changed": 0,
+        "gone": 0,
+        "new": len(found),
+    }
+    for c in checked:
+        if c.kind in counts and c.kind != "new":
+            counts[c.kind] += 1
+        elif c.kind == "new":
+            counts["changed"] += 0  # first fetch of an imported citation: nothing to compare
+    return counts

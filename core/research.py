@@ -1,0 +1,194 @@
+"""From-scratch research (the baseline, "OEDR"): plan → search → fetch → pool →
+outline → write → version 1. Also used for rebuilds at a later date."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from core.costs import CostMeter
+from core.dates import day, utcnow
+from core.errors import EvergreenError
+from core.evidence import fetch_many, store_snapshot
+from core.models import Report, UpdateRun
+from core.report_state import SectionDoc, make_section_keys
+from core.repository import (
+    SectionDraft,
+    commit_version,
+    get_or_create_source,
+    pool_entry,
+    pool_snapshots,
+)
+from core.runs import call_writer, run_work, settings_of, start_run
+from core.sources.base import SearchResult
+from core.sources.registry import Providers, providers_for
+from core.writers import get_writer
+from core.writers.base import Evidence, Writer
+
+
+def preamble(question: str, writer: Writer) -> SectionDoc:
+    return SectionDoc(
+        key="preamble",
+        heading="",
+        level=0,
+        body=f"**Question:** {question}\n\n_{writer.mode_note}_",
+    )
+
+
+def research(
+    session: Session,
+    report: Report,
+    run: UpdateRun,
+    meter: CostMeter,
+    providers: Providers,
+    writer: Writer,
+    as_of: datetime,
+) -> dict[str, Any]:
+    cfg = settings_of(report.settings)
+    question = report.query
+    search = providers.search
+
+    def run_search(query: str, k: int) -> list[SearchResult]:
+        meter.add("search", search.name, searches=1)
+        return search.search(query, max_results=k, end_date=as_of)
+
+    queries = call_writer(
+        meter, "plan", writer.name, lambda: writer.plan_queries(question, cfg["queries"])
+    )
+    ranked: dict[str, tuple[int, SearchResult]] = {}
+    with meter.stage("search"):
+        for query in queries:
+            for pos, hit in enumerate(run_search(query, cfg["results_per_query"])):
+                if hit.url not in ranked or pos < ranked[hit.url][0]:
+                    ranked[hit.url] = (pos, hit)
+    if not ranked:
+        raise EvergreenError(
+            f"No search hits for this question as of {day(as_of)} in {report.source!r}; "
+            "try broader wording, another source or a later date."
+        )
+    order = sorted(ranked, key=lambda u: (ranked[u][0], u))
+    evidence = _gather(session, report, run, meter, providers, order, as_of, cfg)
+    if not evidence:
+        raise EvergreenError(f"None of the {len(order)} pages found could be fetched.")
+    outline = call_writer(
+        meter,
+        "outline",
+        writer.name,
+        lambda: writer.propose_outline(question, list(evidence.values()), cfg["max_sections"]),
+    )
+    # Section-level retrieval, as a good from-scratch pipeline does (STORM-style).
+    per_section: list[list[Evidence]] = []
+    with meter.stage("search"):
+        for item in outline:
+            extra = [
+                h.url
+                for h in run_search(f"{item.heading} {question}", cfg["section_results"])
+                if h.url not in evidence
+            ]
+            found = _gather(
+                session, report, run, meter, providers, extra, as_of, cfg, len(evidence)
+            )
+            evidence.update(found)
+            by_marker = {e.marker: e for e in evidence.values()}
+            per_section.append([by_marker[m] for m in item.markers] + list(found.values()))
+    keys = make_section_keys([item.heading for item in outline])
+    drafts = [SectionDraft(preamble(question, writer), "new")]
+    for key, item, bundle in zip(keys, outline, per_section, strict=True):
+        draft = call_writer(
+            meter,
+            "write",
+            writer.name,
+            lambda item=item, bundle=bundle: writer.write_section(question, item.heading, bundle),
+        )
+        if draft.body.strip():
+            drafts.append(SectionDraft(SectionDoc(key, item.heading, item.level, draft.body)))
+    markers = pool_snapshots(session, report.id)
+    version = commit_version(
+        session, report, title=report.title, drafts=drafts, as_of=as_of, markers=markers, run=run
+    )
+    run.status = "committed"
+    run.finished_at = utcnow()
+    session.add(run)
+    cited = {m for d in drafts for m in d.doc.markers}
+    return {
+        "report_id": report.id,
+        "version": version.number,
+        "sections": sum(1 for d in drafts if d.doc.level >= 1),
+        "sources": len(cited),
+        "run_id": run.id,
+    }
+
+
+def _gather(
+    session: Session,
+    report: Report,
+    run: UpdateRun,
+    meter: CostMeter,
+    providers: Providers,
+    urls: list[str],
+    as_of: datetime,
+    cfg: dict[str, Any],
+    rank_offset: int = 0,
+) -> dict[str, Evidence]:
+    """Fetch pages into the pool; evidence keyed by URL in the given order."""
+    if not urls:
+        return {}
+    with meter.stage("fetch"):
+        got = fetch_many(providers.fetcher, urls, as_of, meter, concurrency=cfg["concurrency"])
+    out: dict[str, Evidence] = {}
+    for rank, url in enumerate(urls):
+        page = got[url].page
+        if page is None:
+            continue
+        source = get_or_create_source(session, url, page.title)
+        entry = pool_entry(session, report, source)
+        snap = store_snapshot(session, source, page, as_of=as_of, run_id=run.id)
+        entry.latest_snapshot_id = snap.id
+        entry.last_checked = utcnow()
+        entry.status = "new"
+        session.add(entry)
+        out[url] = Evidence(entry.marker, source.url, snap.title, page.content, rank_offset + rank)
+    return out
+
+
+def create_report(
+    question: str,
+    *,
+    title: str | None = None,
+    as_of: datetime | None = None,
+    source: str = "sample",
+    settings: dict[str, Any] | None = None,
+    baseline_of: int | None = None,
+) -> dict[str, Any]:
+    """Research a new report from scratch and commit version 1 (CLI `create`)."""
+    from core.db import session_scope
+    from core.services import check_source
+    from core.validation import clean_question, clean_title
+
+    question = clean_question(question)
+    check_source(source)
+    when = as_of or utcnow()
+    with session_scope() as session:
+        report = Report(
+            title=clean_title(title or question[:120]),
+            query=question,
+            source=source,
+            settings=settings or {},
+            baseline_of=baseline_of,
+        )
+        session.add(report)
+        session.flush()
+        report_id = report.id
+    run_id = start_run(report_id, "rebuild" if baseline_of else "create", when, None)
+    providers = providers_for(source)
+    try:
+        with run_work(run_id) as (session, run, meter):
+            report = session.get(Report, report_id)
+            writer = get_writer(settings_of(report.settings)["writer"])
+            result = research(session, report, run, meter, providers, writer, when)
+            cost = meter.totals()
+    finally:
+        providers.close()
+    return {**result, "cost": cost}

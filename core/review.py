@@ -1,0 +1,207 @@
+"""Review: decisions on a run's proposals, then the commit of a new version.
+
+Approved revisions (or the analyst's edit of them) replace the old text; a
+rejected revision keeps the old text; every citation points at the newest
+snapshot of its source. The commit is one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from core.dates import utcnow
+from core.errors import EvergreenError, NotFoundError
+from core.metrics import continuity
+from core.models import Report, SectionProposal, UpdateRun
+from core.report_state import SectionDoc
+from core.repository import (
+    SectionDraft,
+    commit_version,
+    get_version,
+    load_doc,
+    outline_of,
+    pool_snapshots,
+)
+from core.services import run_cost
+
+STATUS_FOR = {"keep": "kept", "revise": "revised", "extend": "extended", "add": "added"}
+
+
+def proposals_of(session: Session, run_id: int) -> list[SectionProposal]:
+    return list(
+        session.exec(
+            select(SectionProposal)
+            .where(SectionProposal.run_id == run_id)
+            .order_by(col(SectionProposal.order), col(SectionProposal.id))
+        )
+    )
+
+
+def get_run(session: Session, run_id: int) -> UpdateRun:
+    run = session.get(UpdateRun, int(run_id))
+    if run is None:
+        raise NotFoundError(f"No run {run_id}.")
+    return run
+
+
+def decide(
+    session: Session,
+    run: UpdateRun,
+    *,
+    approve: Iterable[str] = (),
+    reject: Iterable[str] = (),
+    approve_all: bool = False,
+    edits: dict[str, str] | None = None,
+) -> list[SectionProposal]:
+    if run.status != "awaiting_review":
+        raise EvergreenError(
+            f"Run {run.id} is {run.status}; only a run awaiting review is decided."
+        )
+    proposals = proposals_of(session, run.id)
+    keys = {p.key for p in proposals}
+    unknown = sorted((set(approve) | set(reject) | set(edits or {})) - keys)
+    if unknown:
+        raise EvergreenError(
+            f"Run {run.id} has no proposal for {', '.join(unknown)} "
+            f"(sections: {', '.join(sorted(keys))})."
+        )
+    for p in proposals:
+        if p.key in set(reject):
+            p.decision = "rejected"
+        elif p.key in set(approve) or (approve_all and p.decision == "pending"):
+            p.decision = "approved"
+        if edits and p.key in edits:
+            p.analyst_text = edits[p.key]
+            p.decision = "approved"
+        session.add(p)
+    session.flush()
+    return proposals
+
+
+def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -> Any:
+    """Turn the run's decided proposals into the next immutable version."""
+    proposals = decide(session, run, approve_all=approve_all)
+    pending = [p.key for p in proposals if p.decision == "pending"]
+    if pending:
+        raise EvergreenError(
+            f"{len(pending)} proposal(s) still pending ({', '.join(pending)}): approve or reject "
+            "them, or use --approve-all."
+        )
+    report = session.get(Report, run.report_id)
+    parent = get_version(session, report)
+    if run.base_version_id is not None and parent.id != run.base_version_id:
+        raise EvergreenError(
+            f"Report {report.id} moved on (version {parent.number}) since run {run.id} started; "
+            "start a new update."
+        )
+    drafts: list[SectionDraft] = []
+    for p in proposals:
+        accepted = p.decision == "approved"
+        if p.action == "remove":
+            if not accepted:
+                drafts.append(
+                    SectionDraft(SectionDoc(p.key, p.heading, p.level, p.old_text or ""), "kept")
+                )
+            continue
+        if p.action == "add" and not accepted:
+            continue
+        if accepted and p.action != "keep":
+            text = p.analyst_text if p.analyst_text is not None else (p.new_text or "")
+            status = STATUS_FOR[p.action]
+        else:
+            text, status = p.old_text or "", "kept"
+        drafts.append(SectionDraft(SectionDoc(p.key, p.heading, p.level, text), status))
+    old_doc = load_doc(session, parent)
+    new_sections = [d.doc for d in drafts]
+    metrics = continuity(
+        _text(old_doc.sections),
+        _text(new_sections),
+        outline_of(old_doc.sections),
+        outline_of(new_sections),
+    ).as_dict()
+    version = commit_version(
+        session,
+        report,
+        title=parent.title,
+        drafts=drafts,
+        as_of=run.as_of,
+        markers=pool_snapshots(session, report.id),
+        run=run,
+        metrics=metrics,
+    )
+    run.status = "committed"
+    run.finished_at = utcnow()
+    run.progress = f"committed version {version.number}"
+    session.add(run)
+    session.flush()
+    return version
+
+
+def _text(sections: Iterable[SectionDoc]) -> str:
+    parts = []
+    for s in sections:
+        if s.level >= 1:
+            parts.append("#" * s.level + " " + s.heading)
+        parts.append(s.body)
+    return "\n\n".join(parts)
+
+
+def run_result(
+    session: Session, run_id: int, *, cost: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The CLI contract for `update` (and `review`)."""
+    from core.models import ReportVersion
+
+    run = get_run(session, run_id)
+    version = session.get(ReportVersion, run.version_id) if run.version_id else None
+    summary = run.summary or {}
+    totals = run_cost(session, run.id)
+    cost = cost or {
+        k: totals[k]
+        for k in ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "seconds")
+    }
+    return {
+        "report_id": run.report_id,
+        "run_id": run.id,
+        "status": run.status,
+        "version": version.number if version else None,
+        "actions": summary.get("actions", {}),
+        "evidence": summary.get("evidence", {}),
+        "cost": cost,
+        "writer_calls": summary.get("writer_calls", 0),
+        "continuity": (version.metrics if version else None),
+        "stale_citations": version.stale_citations if version else None,
+    }
+
+
+def review_run(
+    run_id: int,
+    *,
+    approve: Iterable[str] = (),
+    reject: Iterable[str] = (),
+    approve_all: bool = False,
+    commit: bool = False,
+) -> dict[str, Any]:
+    from core.db import session_scope
+
+    with session_scope() as session:
+        run = get_run(session, run_id)
+        decide(session, run, approve=approve, reject=reject, approve_all=approve_all)
+        if commit:
+            commit_run(session, run)
+    with session_scope() as session:
+        result = run_result(session, run_id)
+        result["proposals"] = [
+            {
+                "key": p.key,
+                "heading": p.heading,
+                "action": p.action,
+                "decision": p.decision,
+                "rationale": p.rationale,
+            }
+            for p in proposals_of(session, run_id)
+        ]
+        return result

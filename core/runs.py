@@ -1,0 +1,104 @@
+"""Run lifecycle: a run row is committed before work starts, so a failure can
+always be recorded on it while the work itself rolls back whole."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+from sqlmodel import Session, col, select
+
+from core.costs import CostMeter
+from core.dates import utcnow
+from core.db import session_scope
+from core.errors import EvergreenError
+from core.models import UpdateRun
+
+T = TypeVar("T")
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "tau": 0.9,
+    "concurrency": 8,
+    "max_sections": 6,
+    "queries": 4,
+    "results_per_query": 8,
+    "section_results": 4,
+    "discover_results": 5,
+    "writer": "offline",
+}
+
+
+def settings_of(report_settings: dict[str, Any] | None) -> dict[str, Any]:
+    return {**DEFAULT_SETTINGS, **(report_settings or {})}
+
+
+def open_run_for(session: Session, report_id: int) -> UpdateRun | None:
+    return session.exec(
+        select(UpdateRun)
+        .where(
+            UpdateRun.report_id == report_id,
+            col(UpdateRun.status).in_(("running", "awaiting_review")),
+        )
+        .order_by(col(UpdateRun.id).desc())
+    ).first()
+
+
+def start_run(report_id: int, kind: str, as_of: datetime, base_version_id: int | None) -> int:
+    with session_scope() as session:
+        busy = open_run_for(session, report_id) if kind in ("update",) else None
+        if busy is not None:
+            what = "is in progress" if busy.status == "running" else "is awaiting review"
+            raise EvergreenError(
+                f"Run {busy.id} of report {report_id} {what}; "
+                f"review it (evergreen review {busy.id}) or wait for it to finish."
+            )
+        run = UpdateRun(
+            report_id=report_id, kind=kind, as_of=as_of, base_version_id=base_version_id
+        )
+        session.add(run)
+        session.flush()
+        return run.id
+
+
+def fail_run(run_id: int, error: str) -> None:
+    with session_scope() as session:
+        run = session.get(UpdateRun, run_id)
+        if run is not None:
+            run.status = "failed"
+            run.error = error[:2000]
+            run.finished_at = utcnow()
+            session.add(run)
+
+
+@contextmanager
+def run_work(run_id: int) -> Iterator[tuple[Session, UpdateRun, CostMeter]]:
+    """The work of one run in one transaction; on any error the run is marked failed
+    and nothing else it wrote remains."""
+    meter = CostMeter()
+    try:
+        with session_scope() as session:
+            run = session.get(UpdateRun, run_id)
+            assert run is not None
+            yield session, run, meter
+            for event in meter.events(run_id):
+                session.add(event)
+            run.timings = {
+                **run.timings,
+                "seconds": round(meter.total("seconds"), 3),
+            }
+            run.summary = {**run.summary, "writer_calls": int(meter.total("writer_calls"))}
+            session.add(run)
+    except EvergreenError as exc:
+        fail_run(run_id, str(exc))
+        raise
+    except Exception as exc:
+        fail_run(run_id, f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def call_writer(meter: CostMeter, stage: str, writer_name: str, fn: Callable[[], T]) -> T:
+    """Every writer call is counted and timed under its stage."""
+    with meter.stage(stage, writer_name):
+        meter.add(stage, writer_name, writer_calls=1)
+        return fn()

@@ -1,0 +1,342 @@
+"""The incremental update: refresh evidence → discover in the window → propose
+keep / revise / extend / add / remove per section → (review) → commit.
+
+A section whose evidence is unchanged or only minor, and that gets no new
+evidence, is kept byte-identical with no writer call.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from core.costs import CostMeter
+from core.dates import as_utc, day, utcnow
+from core.errors import EvergreenError
+from core.evidence import Checked, Found, discover, pool_summary, refresh
+from core.models import Report, SectionProposal, UpdateRun
+from core.report_state import make_section_keys
+from core.repository import citations_of, get_report, get_version, sections_of
+from core.runs import call_writer, run_work, settings_of, start_run
+from core.sources.registry import Providers, providers_for
+from core.writers import get_writer
+from core.writers.base import EvidenceChange, Writer
+
+TEXT_CHANGES = ("changed", "material", "gone")
+
+
+def propose(
+    session: Session,
+    report: Report,
+    run: UpdateRun,
+    meter: CostMeter,
+    providers: Providers,
+    writer: Writer,
+) -> dict[str, Any]:
+    cfg = settings_of(report.settings)
+    base = get_version(session, report)
+    sections = sections_of(session, base.id)
+    cited = citations_of(session, base.id)
+
+    def progress(text: str) -> None:
+        run.progress = text[:500]  # written with the run's own transaction
+
+    checked = refresh(
+        session,
+        report,
+        dict(cited),
+        base_as_of=base.as_of,
+        as_of=run.as_of,
+        fetcher=providers.fetcher,
+        temporal=providers.temporal,
+        meter=meter,
+        run_id=run.id,
+        tau=cfg["tau"],
+        concurrency=cfg["concurrency"],
+        progress=progress,
+    )
+    by_marker = {c.marker: c for c in checked}
+    hot = {
+        s.key
+        for s in sections
+        if any(by_marker[m].kind in TEXT_CHANGES for m in _markers(s.body) if m in by_marker)
+    }
+    found = discover(
+        session,
+        report,
+        question=report.query,
+        sections=[(s.key, s.heading, s.body) for s in sections],
+        hot_sections=hot,
+        window=(as_utc(base.as_of), as_utc(run.as_of)),
+        search=providers.search,
+        fetcher=providers.fetcher,
+        meter=meter,
+        run_id=run.id,
+        per_query=cfg["discover_results"],
+        concurrency=cfg["concurrency"],
+        progress=progress,
+    )
+    if checked and all(c.kind == "gone" for c in checked) and not found:
+        raise EvergreenError(
+            f"All {len(checked)} sources of report {report.id} are gone as of {day(run.as_of)} "
+            "and no new evidence was found; nothing to update from."
+        )
+    assigned: dict[str | None, list[Found]] = {}
+    for f in found:
+        assigned.setdefault(f.section_key, []).append(f)
+    proposals: list[SectionProposal] = []
+    writable = [s for s in sections if s.level >= 1]
+    for k, section in enumerate(sections):
+        progress(f"writing section {k + 1}/{len(sections)}")
+        proposals.append(
+            _propose_section(
+                report, run, meter, writer, section, by_marker, assigned.get(section.key, []), k
+            )
+        )
+    orphans = assigned.get(None, [])
+    if len(orphans) >= 2 or (orphans and not writable):
+        proposals.extend(_propose_added(report, run, meter, writer, orphans, sections, cfg))
+    elif orphans:  # one stray page: the closest section takes it as an extension
+        _attach_orphan(proposals, orphans[0], report, run, meter, writer, by_marker, sections)
+    for p in proposals:
+        session.add(p)
+    actions = dict.fromkeys(("keep", "revise", "extend", "add", "remove"), 0)
+    for p in proposals:
+        actions[p.action] += 1
+    run.status = "awaiting_review"
+    run.progress = "awaiting review"
+    run.summary = {
+        "actions": actions,
+        "evidence": pool_summary(checked, found),
+        "checked": [c.as_dict() for c in checked],
+    }
+    session.add(run)
+    return {"actions": actions, "evidence": run.summary["evidence"]}
+
+
+def _markers(body: str) -> list[int]:
+    from core.report_state import cited_markers
+
+    return cited_markers(body)
+
+
+def _evidence_row(c: Checked) -> dict[str, Any]:
+    return c.as_dict()
+
+
+def _found_row(f: Found) -> dict[str, Any]:
+    return {
+        "marker": f.evidence.marker,
+        "url": f.evidence.url,
+        "title": f.evidence.title,
+        "kind": "new",
+        "similarity": None,
+        "reasons": [],
+        "claims": [],
+        "old_snapshot_id": None,
+        "new_snapshot_id": f.snapshot.id,
+        "old_date": None,
+        "new_date": day(f.snapshot.as_of),
+        "fit": round(f.score, 3),
+    }
+
+
+def _propose_section(
+    report: Report,
+    run: UpdateRun,
+    meter: CostMeter,
+    writer: Writer,
+    section: Any,
+    by_marker: dict[int, Checked],
+    new: list[Found],
+    order: int,
+) -> SectionProposal:
+    markers = [m for m in _markers(section.body) if m in by_marker]
+    mine = [by_marker[m] for m in markers]
+    changes = [
+        EvidenceChange(
+            c.marker,
+            c.kind,
+            c.change.claims if c.change else (),
+            c.change.reasons if c.change else (),
+            c.evidence(),
+        )
+        for c in mine
+        if c.kind in TEXT_CHANGES
+    ]
+    flags = [f"source [{c.marker}] unreachable: {c.error}" for c in mine if c.kind == "error"]
+    base = dict(
+        run_id=run.id,
+        key=section.key,
+        heading=section.heading,
+        level=section.level,
+        order=order,
+        old_text=section.body,
+        flags=flags,
+    )
+    evidence = [_evidence_row(c) for c in mine if c.kind != "unchanged"] + [
+        _found_row(f) for f in new
+    ]
+    if not changes and not new:
+        kinds = sorted({c.kind for c in mine}) or ["no sources"]
+        return SectionProposal(
+            **base,
+            action="keep",
+            new_text=section.body,
+            decision="approved",
+            evidence=evidence,
+            rationale=f"Evidence {', '.join(kinds)}: kept unchanged without a writer call.",
+        )
+    draft = call_writer(
+        meter,
+        "revise",
+        writer.name,
+        lambda: writer.revise_section(
+            report.query, section.heading, section.body, changes, [f.evidence for f in new]
+        ),
+    )
+    reasons = [
+        writer.summarise_change(c.evidence().title if c.evidence() else c.source.url, ch)
+        for c, ch in zip([by_marker[x.marker] for x in changes], changes, strict=True)
+    ]
+    flags += draft.notes
+    if not draft.body.strip():
+        return SectionProposal(
+            **base,
+            action="remove",
+            new_text="",
+            evidence=evidence,
+            rationale="Every source of this section is gone and nothing new replaces it. "
+            + " ".join(reasons),
+        )
+    if draft.body == section.body:
+        return SectionProposal(
+            **base,
+            action="keep",
+            new_text=section.body,
+            decision="approved",
+            evidence=evidence,
+            rationale="Sources changed but no cited sentence is affected; re-confirmed against "
+            "the newest snapshots. " + " ".join(reasons),
+        )
+    if draft.body.startswith(section.body):
+        action, why = "extend", f"{len(new)} new source(s) fit this section."
+    else:
+        action = "revise"
+        why = " ".join(reasons) + (f" Plus {len(new)} new source(s)." if new else "")
+    return SectionProposal(
+        **base, action=action, new_text=draft.body, evidence=evidence, rationale=why.strip()
+    )
+
+
+def _propose_added(
+    report: Report,
+    run: UpdateRun,
+    meter: CostMeter,
+    writer: Writer,
+    orphans: list[Found],
+    sections: list[Any],
+    cfg: dict[str, Any],
+) -> list[SectionProposal]:
+    bundle = [f.evidence for f in orphans]
+    outline = call_writer(
+        meter,
+        "outline",
+        writer.name,
+        lambda: writer.propose_outline(report.query, bundle, max(1, len(orphans) // 3)),
+    )
+    existing = [s.heading for s in sections]
+    keys = make_section_keys(existing + [item.heading for item in outline])[len(existing) :]
+    out = []
+    for n, (key, item) in enumerate(zip(keys, outline, strict=True)):
+        mine = [e for e in bundle if e.marker in item.markers]
+        draft = call_writer(
+            meter,
+            "write",
+            writer.name,
+            lambda item=item, mine=mine: writer.write_section(report.query, item.heading, mine),
+        )
+        if not draft.body.strip():
+            continue
+        out.append(
+            SectionProposal(
+                run_id=run.id,
+                key=key,
+                heading=item.heading,
+                level=item.level,
+                order=len(sections) + n,
+                action="add",
+                old_text=None,
+                new_text=draft.body,
+                evidence=[_found_row(f) for f in orphans if f.evidence.marker in item.markers],
+                rationale=f"{len(mine)} new source(s) fit no existing section.",
+            )
+        )
+    return out
+
+
+def _attach_orphan(
+    proposals: list[SectionProposal],
+    orphan: Found,
+    report: Report,
+    run: UpdateRun,
+    meter: CostMeter,
+    writer: Writer,
+    by_marker: dict[int, Checked],
+    sections: list[Any],
+) -> None:
+    """A single unplaced page is offered to the section it fits best, if any fits at all."""
+    from core.evidence import _place
+
+    placed = _place(
+        [(orphan.evidence.url, orphan.evidence.title, orphan.evidence.content[:4000])],
+        [(s.key, s.heading, s.body) for s in sections],
+        scored=True,
+    )
+    key, score = placed[orphan.evidence.url]
+    if key is None and score <= 0:
+        return
+    idx = next(
+        (i for i, s in enumerate(sections) if s.heading and (key is None or s.key == key)), None
+    )
+    if idx is None:
+        return
+    orphan.score = score
+    proposals[idx] = _propose_section(
+        report, run, meter, writer, sections[idx], by_marker, [orphan], idx
+    )
+
+
+def update_report(
+    report_ref: int | str, *, as_of: datetime | None = None, approve_all: bool = False
+) -> dict[str, Any]:
+    """Propose an update as of ``as_of``; with approve_all, commit it too (CLI `update`)."""
+    from core.db import session_scope
+    from core.review import commit_run, run_result
+
+    with session_scope() as session:
+        report = get_report(session, report_ref)
+        base = get_version(session, report)
+        when = as_of or utcnow()
+        if as_utc(when) < as_utc(base.as_of):
+            raise EvergreenError(
+                f"As-of {day(when)} is earlier than the current version's ({day(base.as_of)}); "
+                "an update moves forward in time (use `rebuild` for a report at an earlier date)."
+            )
+        report_id, source, base_id = report.id, report.source, base.id
+        writer_name = settings_of(report.settings)["writer"]
+    run_id = start_run(report_id, "update", when, base_id)
+    providers = providers_for(source)
+    try:
+        with run_work(run_id) as (session, run, meter):
+            report = session.get(Report, report_id)
+            propose(session, report, run, meter, providers, get_writer(writer_name))
+            if approve_all:
+                commit_run(session, run, approve_all=True)
+        cost_meter = meter
+    finally:
+        providers.close()
+    with session_scope() as session:
+        return run_result(session, run_id, cost=cost_meter.totals())

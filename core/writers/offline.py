@@ -1,0 +1,308 @@
+"""The offline extractive writer: readable, cited sections with no model at all.
+
+Sections are built from the most relevant sentences of their sources (ranked by
+TF-IDF overlap with the heading and the question, de-duplicated, grouped per
+source in document order), every sentence carrying its [n] citation. The
+outline comes from clustering the retrieved pages; headings from each
+cluster's dominant title terms. Revisions touch only sentences tied to changed
+claims. Everything is deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from rapidfuzz import fuzz
+
+from core.changes import header_fields
+from core.report_state import escape_heading_lines
+from core.text import (
+    clean_inline,
+    cosine,
+    idf_table,
+    markers_in,
+    quotable_sentences,
+    split_cited_sentences,
+    strip_markers,
+    terms,
+    tfidf,
+)
+from core.writers.base import Draft, Evidence, EvidenceChange, OutlineItem
+
+FACT_FIELDS = ("status", "type", "created", "python-version")
+_NUMBER = re.compile(r"(?<![\w.])[$€£]?\d[\d,]*(?:\.\d+)?(?:%|½)?(?![\w.]*\w)")
+_CLAUSE_SPLIT = re.compile(r"[:;?,()]|\b(?:and|or|which|what|how|while|whether)\b", re.I)
+
+
+class OfflineWriter:
+    """Extractive writer; implements core.writers.base.Writer."""
+
+    name = "offline"
+    mode_note = (
+        "Written in offline extractive mode: every sentence is quoted from the source "
+        "it cites; no language model was used."
+    )
+
+    def __init__(self, sentences_per_section: int = 7, per_source: int = 3) -> None:
+        self.sentences_per_section = sentences_per_section
+        self.per_source = per_source
+
+    # -- planning -------------------------------------------------------------------
+    def plan_queries(self, question: str, max_queries: int = 4) -> list[str]:
+        queries = [" ".join(question.split())]
+        for clause in _CLAUSE_SPLIT.split(question):
+            words = [w for w in re.findall(r"[\w-]+", clause) if len(w) > 2]
+            if len(terms(" ".join(words))) >= 2:
+                q = " ".join(words)
+                if q not in queries:
+                    queries.append(q)
+        return queries[:max_queries]
+
+    def propose_outline(
+        self, question: str, evidence: Sequence[Evidence], max_sections: int = 6
+    ) -> list[OutlineItem]:
+        docs = list(evidence)
+        if not docs:
+            return []
+        bags = [terms(f"{e.title} " * 3 + e.content[:4000]) for e in docs]
+        idf = idf_table(bags)
+        vecs = [tfidf(b, idf) for b in bags]
+        k = max(1, min(max_sections, round(len(docs) ** 0.5) + 1, len(docs)))
+        clusters = _agglomerate(vecs, k)
+        title_idf = idf_table(terms(e.title) for e in docs)
+        items: list[tuple[int, OutlineItem]] = []
+        used: set[str] = set()
+        for members in clusters:
+            members = sorted(members, key=lambda i: (docs[i].rank, docs[i].marker))
+            heading = _heading_for([docs[i] for i in members], title_idf, question)
+            base, n = heading, 2
+            while heading.casefold() in used:
+                heading, n = f"{base} ({n})", n + 1
+            used.add(heading.casefold())
+            best = min(docs[i].rank for i in members)
+            items.append((best, OutlineItem(heading, 2, tuple(docs[i].marker for i in members))))
+        return [item for _, item in sorted(items, key=lambda x: (x[0], x[1].heading))]
+
+    # -- writing ----------------------------------------------------------------------
+    def write_section(self, question: str, heading: str, evidence: Sequence[Evidence]) -> Draft:
+        chosen = self._select(question, heading, evidence, self.sentences_per_section)
+        paragraphs = []
+        used: list[int] = []
+        for ev, sentences in chosen:
+            paragraphs.append(_paragraph(ev, sentences))
+            used.append(ev.marker)
+        return Draft(body=escape_heading_lines("\n\n".join(paragraphs)), markers=used)
+
+    def revise_section(
+        self,
+        question: str,
+        heading: str,
+        old_body: str,
+        changes: Sequence[EvidenceChange],
+        new_evidence: Sequence[Evidence],
+    ) -> Draft:
+        by_marker = {c.marker: c for c in changes}
+        notes: list[str] = []
+        paragraphs: list[str] = []
+        for para in old_body.split("\n\n"):
+            if para.lstrip().startswith(("|", "```", "    ", "- ", "* ", "1. ")):
+                paragraphs.append(para)  # tables, code and lists are kept verbatim
+                continue
+            kept: list[str] = []
+            for sentence in split_cited_sentences(para):
+                revised = _revise_sentence(sentence, by_marker, notes)
+                if revised:
+                    kept.append(revised)
+            if kept:
+                paragraphs.append(" ".join(kept))
+        if new_evidence:
+            room = max(2, self.sentences_per_section // 2)
+            for ev, sentences in self._select(question, heading, new_evidence, room):
+                paragraphs.append(_paragraph(ev, sentences))
+        body = escape_heading_lines("\n\n".join(paragraphs))
+        return Draft(body=body, markers=markers_in(body), notes=notes)
+
+    def summarise_change(self, title: str, change: EvidenceChange) -> str:
+        if change.kind == "gone":
+            return f"{title}: the page no longer exists."
+        counts = Counter(c.kind for c in change.claims)
+        parts = [f"{n} {kind}" for kind, n in sorted(counts.items())]
+        what = "; ".join(change.reasons[:3]) if change.reasons else "wording"
+        claims = f" ({', '.join(parts)} claims)" if parts else ""
+        return f"{title}: {change.kind} — {what}{claims}."
+
+    # -- selection ----------------------------------------------------------------------
+    def _select(
+        self, question: str, heading: str, evidence: Sequence[Evidence], limit: int
+    ) -> list[tuple[Evidence, list[str]]]:
+        candidates: list[tuple[Evidence, int, str]] = []
+        for ev in evidence:
+            for pos, s in enumerate(quotable_sentences(ev.content)):
+                candidates.append((ev, pos, s))
+        if not candidates:
+            return []
+        idf = idf_table(terms(s) for _, _, s in candidates)
+        target = tfidf(terms(heading) * 2 + terms(question), idf)
+        title_vecs = {ev.marker: tfidf(terms(ev.title), idf) for ev in evidence}
+        scored = sorted(
+            (
+                (
+                    -(
+                        cosine(tfidf(terms(s), idf), target)
+                        + 0.3 * cosine(title_vecs[ev.marker], target)
+                    ),
+                    ev.rank,
+                    pos,
+                    ev.marker,
+                    s,
+                )
+                for ev, pos, s in candidates
+            ),
+        )
+        picked: dict[int, list[tuple[int, str]]] = {}
+        order: list[int] = []
+        chosen_texts: list[str] = []
+        for neg, _rank, pos, marker, s in scored:
+            if len(chosen_texts) >= limit or neg > -0.02:
+                break
+            if len(picked.get(marker, [])) >= self.per_source:
+                continue
+            if any(fuzz.token_set_ratio(s, t) > 85 for t in chosen_texts):
+                continue
+            picked.setdefault(marker, []).append((pos, s))
+            if marker not in order:
+                order.append(marker)
+            chosen_texts.append(s)
+        lookup = {ev.marker: ev for ev in evidence}
+        return [(lookup[m], [s for _, s in sorted(picked[m])]) for m in order]
+
+
+# -- helpers --------------------------------------------------------------------------
+def fact_sentence(ev: Evidence) -> str | None:
+    """A one-line summary of a source's header fields (status, type, dates), if any."""
+    fields = header_fields(ev.content)
+    facts = [f"{k.capitalize()}: {fields[k]}" for k in FACT_FIELDS if fields.get(k)]
+    if not fields.get("status") or not facts:
+        return None
+    title = clean_inline(ev.title) or ev.url
+    return f"{title} — {'; '.join(facts)}."
+
+
+def _paragraph(ev: Evidence, sentences: list[str]) -> str:
+    fact = fact_sentence(ev)
+    lines = ([fact] if fact else []) + sentences
+    return " ".join(f"{s} [{ev.marker}]" for s in lines)
+
+
+def _revise_sentence(
+    sentence: str, changes: dict[int, EvidenceChange], notes: list[str]
+) -> str | None:
+    """The sentence after its sources' changes: kept, rewritten, de-cited or dropped."""
+    cited = markers_in(sentence)
+    affected = [changes[m] for m in cited if m in changes]
+    if not affected:
+        return sentence
+    text = strip_markers(sentence)
+    for change in affected:
+        if change.kind == "gone" or change.new is None:
+            cited = [m for m in cited if m != change.marker]
+            continue
+        fact = fact_sentence(change.new)
+        if fact is not None and _is_fact(text, change.new):
+            text = fact[:-1] if not text.endswith(".") else fact
+            continue
+        text = _apply_claims(text, change)
+        if text is None:
+            cited = [m for m in cited if m != change.marker]
+            text = strip_markers(sentence)
+            if not cited:
+                return None
+    if not cited:
+        return None
+    suffix = "".join(f" [{m}]" for m in cited)
+    if sentence.rstrip().endswith((".", "!", "?")) and not sentence.rstrip().endswith("]"):
+        return f"{text.rstrip('.!?')}{suffix}."
+    return f"{text}{suffix}"
+
+
+def _is_fact(text: str, ev: Evidence) -> bool:
+    return " — Status: " in text and text.startswith(clean_inline(ev.title) or ev.url)
+
+
+def _apply_claims(text: str, change: EvidenceChange) -> str | None:
+    """Rewrite ``text`` for the claims it is tied to; None when its claim was removed."""
+    plain = text.rstrip(".!?")
+    for claim in change.claims:
+        before = clean_inline(claim.before or "")
+        if not before:
+            continue
+        if fuzz.ratio(plain, before.rstrip(".!?")) >= 88:
+            return clean_inline(claim.after) if claim.after else None
+    # paraphrased text: carry a changed number/date across when the claim pairs one-to-one
+    for claim in change.claims:
+        if not (claim.before and claim.after):
+            continue
+        old_nums = _NUMBER.findall(claim.before)
+        new_nums = _NUMBER.findall(claim.after)
+        if len(old_nums) != len(new_nums):
+            continue
+        for old, new in zip(old_nums, new_nums, strict=True):
+            pattern = rf"(?<![\w.]){re.escape(old)}(?![\w])"
+            related = fuzz.token_set_ratio(strip_markers(text), clean_inline(claim.before)) >= 50
+            if old != new and related and re.search(pattern, text):
+                text = re.sub(pattern, new, text)
+    return text
+
+
+def _agglomerate(vecs: list[dict[str, float]], k: int) -> list[list[int]]:
+    """Average-link agglomerative clustering down to k clusters (deterministic)."""
+    clusters = [[i] for i in range(len(vecs))]
+    sim = {(i, j): cosine(vecs[i], vecs[j]) for i in range(len(vecs)) for j in range(i)}
+
+    def link(a: list[int], b: list[int]) -> float:
+        total = sum(sim[(max(i, j), min(i, j))] for i in a for j in b)
+        return total / (len(a) * len(b))
+
+    while len(clusters) > k:
+        best = (-1.0, 0, 0)
+        for x in range(len(clusters)):
+            for y in range(x):
+                s = link(clusters[x], clusters[y])
+                if s > best[0]:
+                    best = (s, x, y)
+        _, x, y = best
+        clusters[y] = sorted(clusters[y] + clusters[x])
+        del clusters[x]
+    return clusters
+
+
+def _heading_for(members: list[Evidence], title_idf: dict[str, float], question: str) -> str:
+    """A heading from the cluster's dominant title words (title-cased, 2–4 words)."""
+    if len(members) == 1:
+        return _short_title(members[0].title)
+    words: Counter[str] = Counter()
+    surface: dict[str, str] = {}
+    for ev in members:
+        seen: set[str] = set()
+        for w in re.findall(r"[^\W_][\w-]*", clean_inline(ev.title)):
+            key = terms(w)
+            if not key or key[0] in seen:
+                continue
+            seen.add(key[0])
+            words[key[0]] += 1
+            surface.setdefault(key[0], w)
+    ranked = sorted(
+        words, key=lambda t: (-(words[t] * title_idf.get(t, 1.0)) if words[t] > 1 else 0, t)
+    )
+    top = [surface[t] for t in ranked if words[t] > 1][:3]
+    if not top:
+        return _short_title(members[0].title)
+    top = [w if w.isupper() else w.capitalize() if i == 0 else w.lower() for i, w in enumerate(top)]
+    return top[0] if len(top) == 1 else f"{', '.join(top[:-1])} and {top[-1]}"
+
+
+def _short_title(title: str, limit: int = 70) -> str:
+    text = clean_inline(title).strip(" .") or "Sources"
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"

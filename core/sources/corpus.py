@@ -40,6 +40,7 @@ STOPWORDS = frozenset(
     other over same some still than then through under until up very which whose""".split()
 )
 MAX_QUERY_TERMS = 24
+MIN_DOCS_FOR_DF = 50
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -340,7 +341,9 @@ class Corpus:
         terms, phrases = query_terms(query)
         if self._size is None:
             self._size = self._conn.execute("SELECT COUNT(*) FROM versions").fetchone()[0]
-        keep = [t for t in terms if self._doc_freq(t) <= 0.5 * self._size] or terms
+        keep = terms
+        if self._size >= MIN_DOCS_FOR_DF:  # in a handful of pages, frequency means nothing
+            keep = [t for t in terms if self._doc_freq(t) <= 0.5 * self._size] or terms
         return " OR ".join(f'"{t}"' for t in [*keep, *phrases])
 
     def _doc_freq(self, term: str) -> int:

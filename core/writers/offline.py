@@ -32,7 +32,7 @@ from core.text import (
 from core.writers.base import Draft, Evidence, EvidenceChange, OutlineItem
 
 FACT_FIELDS = ("status", "type", "created", "python-version")
-_NUMBER = re.compile(r"(?<![\w.])[$€£]?\d[\d,]*(?:\.\d+)?(?:%|½)?(?![\w.]*\w)")
+TIE_MIN = 75  # how closely a sentence must match a changed claim to be tied to it
 _CLAUSE_SPLIT = re.compile(r"[:;?,()]|\b(?:and|or|which|what|how|while|whether)\b", re.I)
 
 
@@ -193,7 +193,14 @@ def fact_sentence(ev: Evidence) -> str | None:
 def _paragraph(ev: Evidence, sentences: list[str]) -> str:
     fact = fact_sentence(ev)
     lines = ([fact] if fact else []) + sentences
-    return " ".join(f"{s} [{ev.marker}]" for s in lines)
+    return " ".join(_cite(s, ev.marker) for s in lines)
+
+
+def _cite(sentence: str, marker: int) -> str:
+    """``Sentence [n].`` — the marker inside the sentence, before its final stop."""
+    if sentence[-1:] in ".!?":
+        return f"{sentence[:-1]} [{marker}]{sentence[-1]}"
+    return f"{sentence} [{marker}]"
 
 
 def _revise_sentence(
@@ -232,28 +239,24 @@ def _is_fact(text: str, ev: Evidence) -> bool:
 
 
 def _apply_claims(text: str, change: EvidenceChange) -> str | None:
-    """Rewrite ``text`` for the claims it is tied to; None when its claim was removed."""
+    """The sentence rewritten for the claim it is tied to; None when that claim was removed.
+
+    A sentence is tied to the changed claim it most resembles (quoted or closely
+    paraphrased); it is then replaced by what the source now says, quoted, so no
+    number or date is ever edited by guesswork.
+    """
     plain = text.rstrip(".!?")
+    best, best_score = None, 0.0
     for claim in change.claims:
-        before = clean_inline(claim.before or "")
+        before = clean_inline(claim.before or "").rstrip(".!?")
         if not before:
             continue
-        if fuzz.ratio(plain, before.rstrip(".!?")) >= 88:
-            return clean_inline(claim.after) if claim.after else None
-    # paraphrased text: carry a changed number/date across when the claim pairs one-to-one
-    for claim in change.claims:
-        if not (claim.before and claim.after):
-            continue
-        old_nums = _NUMBER.findall(claim.before)
-        new_nums = _NUMBER.findall(claim.after)
-        if len(old_nums) != len(new_nums):
-            continue
-        for old, new in zip(old_nums, new_nums, strict=True):
-            pattern = rf"(?<![\w.]){re.escape(old)}(?![\w])"
-            related = fuzz.token_set_ratio(strip_markers(text), clean_inline(claim.before)) >= 50
-            if old != new and related and re.search(pattern, text):
-                text = re.sub(pattern, new, text)
-    return text
+        score = max(fuzz.ratio(plain, before), fuzz.token_sort_ratio(plain, before))
+        if score > best_score:
+            best, best_score = claim, score
+    if best is None or best_score < TIE_MIN:
+        return text
+    return clean_inline(best.after) if best.after else None
 
 
 def _agglomerate(vecs: list[dict[str, float]], k: int) -> list[list[int]]:

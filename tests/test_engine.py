@@ -1,0 +1,237 @@
+"""The research engine on hand-made temporal fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlmodel import select
+
+from core.dates import parse_as_of
+from core.db import session_scope
+from core.errors import EvergreenError
+from core.models import Report, ReportVersion, Snapshot, UpdateRun
+from core.repository import get_report, get_version, load_doc, sections_of
+from core.research import create_report
+from core.review import proposals_of, review_run
+from core.sources.corpus import add_corpus
+from core.update import update_report
+from tests.conftest import write_jsonl
+
+LFP = (
+    "Lithium iron phosphate batteries dominate new grid storage projects in the region. "
+    "The average installed price of lithium iron phosphate storage was 142 dollars per kWh "
+    "in the first quarter. Lithium iron phosphate cells last for thousands of cycles before "
+    "they fade. Grid operators prefer lithium iron phosphate storage for four hour duties. "
+)
+FLOW = (
+    "Vanadium flow batteries store energy in liquid electrolyte tanks for long durations. "
+    "Flow battery projects remain small, with the largest vanadium flow battery at 40 MWh. "
+    "Vanadium flow batteries do not degrade with cycling, which suits daily long duration use. "
+)
+POLICY = (
+    "The storage tax credit pays thirty percent of eligible battery storage capital costs. "
+    "The storage tax credit programme has an annual cap on credits for battery storage. "
+    "Applications for the storage tax credit open every spring for battery storage owners. "
+)
+SODIUM = (
+    "Sodium ion batteries are an emerging alternative chemistry for grid battery storage. "
+    "Sodium ion cells avoid lithium and cobalt, which lowers battery storage supply risk. "
+    "The first sodium ion battery storage pilot connected to the grid in the autumn. "
+)
+QUESTION = "What are the costs and technologies of grid battery storage, and which policies apply?"
+
+
+def page(url: str, title: str, as_of: str, content: str, **extra: object) -> dict:
+    return {
+        "url": f"https://ex.org/{url}",
+        "title": title,
+        "as_of": as_of,
+        "content": content,
+        **extra,
+    }
+
+
+def corpus_records() -> list[dict]:
+    return [
+        page("lfp", "Lithium iron phosphate storage costs", "2024-01-01", LFP),
+        page("flow", "Vanadium flow batteries", "2024-01-01", FLOW),
+        page("credit", "Storage tax credit for battery storage", "2024-01-01", POLICY),
+        # 2024-06-01: the LFP price changes (a small, material edit), flow unchanged,
+        # the credit page gets a typo fix (minor), and a sodium-ion page appears.
+        page(
+            "lfp",
+            "Lithium iron phosphate storage costs",
+            "2024-06-01",
+            LFP.replace("142 dollars", "128 dollars"),
+        ),
+        page(
+            "credit",
+            "Storage tax credit for battery storage",
+            "2024-06-01",
+            POLICY.replace("open every spring", "open every  spring"),
+        ),
+        page("sodium", "Sodium ion grid batteries", "2024-06-01", SODIUM),
+    ]
+
+
+@pytest.fixture
+def corpus(workspace: Path, tmp_path: Path) -> str:
+    add_corpus("fx", write_jsonl(tmp_path / "fx.jsonl", corpus_records()))
+    return "corpus:fx"
+
+
+def make_report(source: str) -> int:
+    result = create_report(QUESTION, as_of=parse_as_of("2024-01-31"), source=source)
+    assert result["version"] == 1 and result["sources"] >= 3
+    assert result["cost"]["searches"] > 0 and result["cost"]["llm_calls"] == 0
+    return result["report_id"]
+
+
+def body_of(report_id: int, marker_url: str, version: int | None = None) -> dict[str, str]:
+    with session_scope() as s:
+        report = get_report(s, report_id)
+        doc = load_doc(s, get_version(s, report, version))
+        return {sec.key: sec.body for sec in doc.sections}
+
+
+def test_create_writes_cited_readable_sections(corpus: str) -> None:
+    rid = make_report(corpus)
+    with session_scope() as s:
+        doc = load_doc(s, get_version(s, get_report(s, rid)))
+    assert doc.sections[0].level == 0 and "offline extractive mode" in doc.sections[0].body
+    urls = {r.url for r in doc.references}
+    assert {"https://ex.org/lfp", "https://ex.org/flow", "https://ex.org/credit"} <= urls
+    assert "https://ex.org/sodium" not in urls  # not visible at 2024-01-31
+    text = "\n".join(sec.body for sec in doc.sections[1:])
+    assert "142 dollars per kWh" in text
+    for sec in doc.sections[1:]:
+        for sentence in sec.body.replace("\n\n", " ").split("]."):
+            if sentence.strip():
+                assert "[" in sentence  # every sentence carries its citation
+
+
+def test_material_change_is_revised_minor_kept_new_page_placed(corpus: str) -> None:
+    rid = make_report(corpus)
+    before = body_of(rid, "")
+    result = update_report(rid, as_of=parse_as_of("2024-06-30"))
+    ev = result["evidence"]
+    assert ev["material"] == 1 and ev["minor"] == 1 and ev["unchanged"] >= 1 and ev["new"] >= 1
+    with session_scope() as s:
+        props = {p.key: p for p in proposals_of(s, result["run_id"])}
+        snaps = s.exec(select(Snapshot).where(Snapshot.change_kind == "material")).all()
+        assert snaps and snaps[0].similarity > 0.9 and snaps[0].claim_diff
+    revised = [p for p in props.values() if p.action == "revise"]
+    assert revised and all("128 dollars" in p.new_text for p in revised)
+    assert all("142 dollars" not in p.new_text for p in revised)
+    for p in props.values():
+        if p.action == "keep":
+            assert p.new_text == before[p.key]  # byte-identical
+    placed = [p for p in props.values() if any(e["kind"] == "new" for e in p.evidence)]
+    assert placed and any("Sodium" in (p.new_text or "") for p in placed)
+    out = review_run(result["run_id"], approve_all=True, commit=True)
+    assert out["version"] == 2 and out["stale_citations"] == 0
+    assert 0 < out["continuity"]["content_rouge_l"] < 1
+
+
+def test_same_as_of_update_makes_no_writer_call(corpus: str) -> None:
+    rid = make_report(corpus)
+    before = body_of(rid, "")
+    result = update_report(rid, as_of=parse_as_of("2024-01-31"), approve_all=True)
+    assert result["writer_calls"] == 0 and result["cost"]["searches"] == 0
+    assert result["actions"]["keep"] == len(before)
+    assert body_of(rid, "", 2) == before
+    assert result["stale_citations"] == 0
+
+
+def test_rejected_revision_keeps_old_text(corpus: str) -> None:
+    rid = make_report(corpus)
+    before = body_of(rid, "")
+    result = update_report(rid, as_of=parse_as_of("2024-06-30"))
+    with session_scope() as s:
+        props = proposals_of(s, result["run_id"])
+    revised = [p.key for p in props if p.action == "revise"]
+    others = [p.key for p in props if p.action in ("extend", "add")]
+    review_run(result["run_id"], reject=revised, approve=others, commit=True)
+    after = body_of(rid, "", 2)
+    for key in revised:
+        assert after[key] == before[key]
+
+
+def test_commit_requires_decisions(corpus: str) -> None:
+    rid = make_report(corpus)
+    result = update_report(rid, as_of=parse_as_of("2024-06-30"))
+    with pytest.raises(EvergreenError, match="still pending"):
+        review_run(result["run_id"], commit=True)
+    with pytest.raises(EvergreenError, match="in progress|awaiting review"):
+        update_report(rid, as_of=parse_as_of("2024-07-30"))
+
+
+def test_exception_mid_update_leaves_last_version_intact(
+    corpus: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rid = make_report(corpus)
+    before = body_of(rid, "")
+    import core.update as update
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(update, "discover", boom)
+    with pytest.raises(RuntimeError):
+        update_report(rid, as_of=parse_as_of("2024-06-30"))
+    with session_scope() as s:
+        versions = s.exec(select(ReportVersion).where(ReportVersion.report_id == rid)).all()
+        run = s.exec(select(UpdateRun).order_by(UpdateRun.id.desc())).first()
+        new_snaps = s.exec(select(Snapshot).where(Snapshot.run_id == run.id)).all()
+    assert len(versions) == 1 and run.status == "failed" and "disk on fire" in run.error
+    assert new_snaps == []  # the refresh's work rolled back with the run
+    assert body_of(rid, "") == before
+
+
+def test_bad_input(corpus: str) -> None:
+    with pytest.raises(EvergreenError, match="empty"):
+        create_report("   ", source=corpus)
+    with pytest.raises(EvergreenError, match="characters long"):
+        create_report("x" * 10_000, source=corpus)
+    with pytest.raises(EvergreenError, match="No search hits"):
+        create_report("zzqx qqvv", as_of=parse_as_of("2024-01-31"), source=corpus)
+    with session_scope() as s:
+        failed = s.exec(select(UpdateRun).where(UpdateRun.status == "failed")).all()
+        assert len(failed) == 1 and "No search hits" in failed[0].error
+        assert all(not s.exec(select(ReportVersion)).all() for _ in [0])
+    rid = make_report(corpus)
+    with pytest.raises(EvergreenError, match="earlier than the current version"):
+        update_report(rid, as_of=parse_as_of("2023-01-01"))
+    with pytest.raises(EvergreenError, match="No report"):
+        update_report(999)
+
+
+def test_all_sources_gone(workspace: Path, tmp_path: Path) -> None:
+    recs = corpus_records()[:3] + [
+        page(u, "gone", "2024-03-01", "", gone=True) for u in ("lfp", "flow", "credit")
+    ]
+    add_corpus("g", write_jsonl(tmp_path / "g.jsonl", recs))
+    rid = make_report("corpus:g")
+    with pytest.raises(EvergreenError, match="are gone"):
+        update_report(rid, as_of=parse_as_of("2024-04-01"))
+    with session_scope() as s:
+        assert len(s.exec(select(ReportVersion)).all()) == 1
+        assert s.get(Report, rid) is not None
+
+
+def test_imported_report_updates_on_sample(workspace: Path) -> None:
+    """The sample report: imported citations are resolved, then refreshed."""
+    from core.workspace import load_sample
+
+    with session_scope() as s:
+        rid = load_sample(s)["report_id"]
+    result = update_report(rid, as_of=parse_as_of("2026-04-15"), approve_all=True)
+    ev = result["evidence"]
+    assert ev["checked"] == 14 and ev["material"] >= 3 and ev["minor"] >= 1 and ev["new"] >= 1
+    assert result["version"] == 2 and result["stale_citations"] == 0
+    with session_scope() as s:
+        report = get_report(s, rid)
+        secs = sections_of(s, get_version(s, report).id)
+    text = " ".join(sec.body for sec in secs)
+    assert "$134/kWh" in text and "$142/kWh in Q4 2025, down from $151" not in text

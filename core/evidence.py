@@ -8,6 +8,7 @@ Refresh re-fetches each cited source once, concurrently: an identical hash is
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -247,8 +248,8 @@ def discover(
     """Search only the window (start, end] for pages new to the pool, and place them.
 
     One search for the whole question; then one per section, but only for sections
-    where something may be new: those whose sources changed (``hot_sections``) or
-    that the question-level search already found window activity for.
+    where something may be new: those the question-level search already found window
+    activity for (at least HOT_MIN new pages placed there; plus any in ``hot_sections``).
     """
     start, end = window
     if start >= end:
@@ -271,7 +272,8 @@ def discover(
             if h.url not in known:
                 hits.setdefault(h.url, h)
         placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
-        hot = set(hot_sections) | {key for key in placed.values() if key}
+        activity = Counter(key for key in placed.values() if key)
+        hot = set(hot_sections) | {key for key, n in activity.items() if n >= HOT_MIN}
         for key, heading, _body in sections:
             if key in hot and heading:
                 for h in run_search(f"{heading} {question}", per_query):
@@ -300,6 +302,7 @@ def discover(
 
 
 PLACE_MIN = 0.06
+HOT_MIN = 2  # new pages the question-level probe must place in a section to search it
 
 
 def _place(

@@ -372,3 +372,7 @@ def main() -> None:
             exc.show()
             raise SystemExit(exc.exit_code) from None
         raise
+
+
+if __name__ == "__main__":
+    main()

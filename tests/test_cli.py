@@ -1,0 +1,99 @@
+"""The CLI as a person uses it: one clear line and exit 1 on bad input, round trips."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SAMPLE_REPORT = Path(__file__).resolve().parents[1] / "data" / "sample" / "report.md"
+
+
+def run(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "EVERGREEN_HOME": str(workspace), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_import_export_round_trip(workspace: Path, tmp_path: Path) -> None:
+    r = run(
+        workspace,
+        "import-report",
+        str(SAMPLE_REPORT),
+        "--query",
+        "Storage?",
+        "--as-of",
+        "2026-01-15",
+        "--json",
+    )
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["sections"] >= 5 and summary["references"] == 14
+    out = tmp_path / "out.md"
+    assert run(workspace, "export", "1", "--format", "md", "-o", str(out)).returncode == 0
+    exported = out.read_text(encoding="utf-8")
+    r2 = run(workspace, "import-report", str(out), "--query", "Storage?", "--as-of", "2026-01-15")
+    assert r2.returncode == 0, r2.stderr
+    out2 = tmp_path / "out2.md"
+    assert run(workspace, "export", "2", "-o", str(out2)).returncode == 0
+    assert out2.read_text(encoding="utf-8") == exported  # import → export is stable
+    shown = run(workspace, "show", "1")
+    assert shown.stdout == exported
+    listed = json.loads(run(workspace, "list", "--json").stdout)
+    assert [row["id"] for row in listed] == [1, 2] and listed[0]["sources"] == 14
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("show", "42"), "No report '42'"),
+        (("show", "1", "--version", "9"), "No report '1'"),
+        (("corpus", "add", "x", "/nonexistent/file.jsonl"), "No such file or folder"),
+        (("corpus", "search", "nope", "q"), "No corpus named 'nope'"),
+        (
+            ("import-report", "README.md", "--query", "q", "--as-of", "2024-13-45"),
+            "Invalid date '2024-13-45'",
+        ),
+        (("import-report", "/nonexistent.md", "--query", "q"), "No such file"),
+        (("update", "7"), "No report '7'"),
+    ],
+)
+def test_bad_input_one_line(workspace: Path, args: tuple[str, ...], message: str) -> None:
+    r = run(workspace, *args)
+    assert r.returncode == 1
+    assert message in r.stderr and "Traceback" not in r.stderr + r.stdout
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bad_markdown_files(workspace: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.md"
+    empty.write_text("  \n\n")
+    latin = tmp_path / "latin.md"
+    latin.write_bytes(b"# Caf\xe9\n\nText.\n")
+    plain = tmp_path / "plain.md"
+    plain.write_text("Just some notes without any heading [1].\n")
+    r = run(workspace, "import-report", str(empty), "--query", "q")
+    assert r.returncode == 1 and "empty" in r.stderr
+    r = run(workspace, "import-report", str(latin), "--query", "q")
+    assert r.returncode == 1 and "not UTF-8" in r.stderr
+    assert json.loads(run(workspace, "list", "--json").stdout) == []  # nothing half-written
+    r = run(workspace, "import-report", str(plain), "--query", "q", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["sections"] == 1
+
+
+def test_demo_is_idempotent(workspace: Path) -> None:
+    first = json.loads(run(workspace, "demo", "--json").stdout)
+    again = json.loads(run(workspace, "demo", "--json").stdout)
+    assert first["created"] and not again["created"]
+    assert first["report_id"] == again["report_id"]
+    corpora = json.loads(run(workspace, "corpus", "list", "--json").stdout)
+    assert corpora[0]["name"] == "sample" and corpora[0]["pages"] >= 30

@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
 from core.models import CostEvent
@@ -68,3 +69,32 @@ class CostMeter:
                     CostEvent(run_id=run_id, stage=stage, provider=provider, model=model, **data)
                 )
         return events
+
+
+# The meter and stage of the writer call in progress, so a writer that calls a model
+# can record its tokens without the engine passing a meter through every method.
+_ACTIVE: ContextVar[tuple[CostMeter, str] | None] = ContextVar("evergreen_meter", default=None)
+
+
+@contextmanager
+def metering(meter: CostMeter, stage: str) -> Iterator[None]:
+    token = _ACTIVE.set((meter, stage))
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+def record(provider: str, model: str = "", **counts: float) -> None:
+    """Add counts (llm_calls, tokens_in, tokens_out, cached_tokens, usd, …) to the active
+    writer call's stage; a no-op outside a metered call."""
+    active = _ACTIVE.get()
+    if active is not None:
+        meter, stage = active
+        meter.add(stage, provider, model, **counts)
+
+
+def spent(key: str) -> float:
+    """What the active run has spent so far on ``key`` (e.g. tokens_in, usd)."""
+    active = _ACTIVE.get()
+    return active[0].total(key) if active is not None else 0.0

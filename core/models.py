@@ -16,7 +16,7 @@ from sqlmodel import Field, SQLModel
 from core.dates import utcnow
 
 # Vocabularies kept as plain strings (portable across SQLite and PostgreSQL).
-RUN_STATUSES = ("running", "awaiting_review", "committed", "failed", "cancelled")
+RUN_STATUSES = ("running", "cancelling", "awaiting_review", "committed", "failed", "cancelled")
 RUN_KINDS = ("create", "update", "rebuild", "import")
 ACTIONS = ("keep", "revise", "extend", "add", "remove")
 DECISIONS = ("pending", "approved", "rejected")

@@ -152,13 +152,22 @@ def pool_of(session: Session, report_id: int) -> list[PoolEntry]:
     )
 
 
-def pool_snapshots(session: Session, report_id: int) -> dict[int, int]:
-    """marker → the newest snapshot of that source in the report's pool."""
-    return {
-        e.marker: e.latest_snapshot_id
-        for e in pool_of(session, report_id)
-        if e.latest_snapshot_id is not None
-    }
+def pool_snapshots(session: Session, report_id: int, as_of: datetime) -> dict[int, int]:
+    """marker → the newest snapshot (with content) of that source as of ``as_of``."""
+    out: dict[int, int] = {}
+    for entry in pool_of(session, report_id):
+        snap = session.exec(
+            select(Snapshot)
+            .where(
+                Snapshot.source_id == entry.source_id,
+                col(Snapshot.content).is_not(None),
+                col(Snapshot.as_of) <= as_of,
+            )
+            .order_by(col(Snapshot.as_of).desc(), col(Snapshot.id).desc())
+        ).first()
+        if snap is not None:
+            out[entry.marker] = snap.id
+    return out
 
 
 def pool_entry(

@@ -21,7 +21,7 @@ from core.repository import (
     pool_entry,
     pool_snapshots,
 )
-from core.runs import call_writer, run_work, settings_of, start_run
+from core.runs import call_writer, checkpoint, run_work, settings_of, start_run
 from core.sources.base import SearchResult
 from core.sources.registry import Providers, providers_for
 from core.writers import get_writer
@@ -58,6 +58,7 @@ def research(
         meter, "plan", writer.name, lambda: writer.plan_queries(question, cfg["queries"])
     )
     ranked: dict[str, tuple[int, SearchResult]] = {}
+    checkpoint(session, run, f"searching ({len(queries)} queries)")
     with meter.stage("search"):
         for query in queries:
             for pos, hit in enumerate(run_search(query, cfg["results_per_query"])):
@@ -69,6 +70,7 @@ def research(
             "try broader wording, another source or a later date."
         )
     order = sorted(ranked, key=lambda u: (ranked[u][0], u))
+    checkpoint(session, run, f"fetching {len(order)} pages")
     evidence = _gather(session, report, run, meter, providers, order, as_of, cfg)
     if not evidence:
         raise EvergreenError(f"None of the {len(order)} pages found could be fetched.")
@@ -95,7 +97,8 @@ def research(
             per_section.append([by_marker[m] for m in item.markers] + list(found.values()))
     keys = make_section_keys([item.heading for item in outline])
     drafts = [SectionDraft(preamble(question, writer), "new")]
-    for key, item, bundle in zip(keys, outline, per_section, strict=True):
+    for n, (key, item, bundle) in enumerate(zip(keys, outline, per_section, strict=True)):
+        checkpoint(session, run, f"writing section {n + 1}/{len(outline)}")
         draft = call_writer(
             meter,
             "write",
@@ -104,7 +107,7 @@ def research(
         )
         if draft.body.strip():
             drafts.append(SectionDraft(SectionDoc(key, item.heading, item.level, draft.body)))
-    markers = pool_snapshots(session, report.id)
+    markers = pool_snapshots(session, report.id, as_of)
     version = commit_version(
         session, report, title=report.title, drafts=drafts, as_of=as_of, markers=markers, run=run
     )

@@ -128,7 +128,7 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
         title=parent.title,
         drafts=drafts,
         as_of=run.as_of,
-        markers=pool_snapshots(session, report.id),
+        markers=pool_snapshots(session, report.id, run.as_of),
         run=run,
         metrics=metrics,
     )

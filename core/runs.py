@@ -38,7 +38,7 @@ def open_run_for(session: Session, report_id: int) -> UpdateRun | None:
         select(UpdateRun)
         .where(
             UpdateRun.report_id == report_id,
-            col(UpdateRun.status).in_(("running", "awaiting_review")),
+            col(UpdateRun.status).in_(("running", "cancelling", "awaiting_review")),
         )
         .order_by(col(UpdateRun.id).desc())
     ).first()
@@ -61,14 +61,46 @@ def start_run(report_id: int, kind: str, as_of: datetime, base_version_id: int |
         return run.id
 
 
-def fail_run(run_id: int, error: str) -> None:
+def fail_run(run_id: int, error: str, status: str = "failed") -> None:
     with session_scope() as session:
         run = session.get(UpdateRun, run_id)
         if run is not None:
-            run.status = "failed"
+            run.status = status
             run.error = error[:2000]
             run.finished_at = utcnow()
             session.add(run)
+
+
+class RunCancelled(EvergreenError):
+    """The analyst cancelled the run."""
+
+
+def request_cancel(run_id: int) -> str:
+    """Ask a running run to stop at its next step; a run awaiting review is cancelled now."""
+    with session_scope() as session:
+        run = session.get(UpdateRun, int(run_id))
+        if run is None:
+            raise EvergreenError(f"No run {run_id}.")
+        if run.status == "running":
+            run.status = "cancelling"
+        elif run.status == "awaiting_review":
+            run.status = "cancelled"
+            run.finished_at = utcnow()
+        else:
+            raise EvergreenError(f"Run {run_id} is {run.status}; there is nothing to cancel.")
+        session.add(run)
+        return run.status
+
+
+def checkpoint(session: Session, run: UpdateRun, text: str) -> None:
+    """Record progress and commit the work so far (evidence is kept even if a later step
+    fails); stop here if the analyst asked to cancel."""
+    run.progress = text[:500]
+    session.add(run)
+    session.commit()
+    session.refresh(run)
+    if run.status == "cancelling":
+        raise RunCancelled(f"Run {run.id} was cancelled during: {text}.")
 
 
 @contextmanager
@@ -89,6 +121,9 @@ def run_work(run_id: int) -> Iterator[tuple[Session, UpdateRun, CostMeter]]:
             }
             run.summary = {**run.summary, "writer_calls": int(meter.total("writer_calls"))}
             session.add(run)
+    except RunCancelled as exc:
+        fail_run(run_id, str(exc), status="cancelled")
+        raise
     except EvergreenError as exc:
         fail_run(run_id, str(exc))
         raise
@@ -99,6 +134,8 @@ def run_work(run_id: int) -> Iterator[tuple[Session, UpdateRun, CostMeter]]:
 
 def call_writer(meter: CostMeter, stage: str, writer_name: str, fn: Callable[[], T]) -> T:
     """Every writer call is counted and timed under its stage."""
-    with meter.stage(stage, writer_name):
+    from core.costs import metering
+
+    with meter.stage(stage, writer_name), metering(meter, stage):
         meter.add(stage, writer_name, writer_calls=1)
         return fn()

@@ -19,10 +19,10 @@ from core.evidence import Checked, Found, discover, pool_summary, refresh
 from core.models import Report, SectionProposal, UpdateRun
 from core.report_state import make_section_keys
 from core.repository import citations_of, get_report, get_version, sections_of
-from core.runs import call_writer, run_work, settings_of, start_run
+from core.runs import call_writer, checkpoint, run_work, settings_of, start_run
 from core.sources.registry import Providers, providers_for
 from core.writers import get_writer
-from core.writers.base import EvidenceChange, Writer
+from core.writers.base import BudgetExceeded, EvidenceChange, Writer, WriterFailed
 
 TEXT_CHANGES = ("changed", "material", "gone")
 
@@ -41,7 +41,7 @@ def propose(
     cited = citations_of(session, base.id)
 
     def progress(text: str) -> None:
-        run.progress = text[:500]  # written with the run's own transaction
+        checkpoint(session, run, text)
 
     checked = refresh(
         session,
@@ -189,14 +189,26 @@ def _propose_section(
             evidence=evidence,
             rationale=f"Evidence {', '.join(kinds)}: kept unchanged without a writer call.",
         )
-    draft = call_writer(
-        meter,
-        "revise",
-        writer.name,
-        lambda: writer.revise_section(
-            report.query, section.heading, section.body, changes, [f.evidence for f in new]
-        ),
-    )
+    try:
+        draft = call_writer(
+            meter,
+            "revise",
+            writer.name,
+            lambda: writer.revise_section(
+                report.query, section.heading, section.body, changes, [f.evidence for f in new]
+            ),
+        )
+    except (WriterFailed, BudgetExceeded) as exc:
+        label = "writer failed" if isinstance(exc, WriterFailed) else "budget exhausted"
+        base["flags"] = [*flags, f"{label}: {exc}"]
+        return SectionProposal(
+            **base,
+            action="keep",
+            new_text=section.body,
+            decision="approved",
+            evidence=evidence,
+            rationale=f"Kept unchanged: {label}. Its evidence changes are listed for review.",
+        )
     reasons = [
         writer.summarise_change(c.evidence().title if c.evidence() else c.source.url, ch)
         for c, ch in zip([by_marker[x.marker] for x in changes], changes, strict=True)
@@ -252,12 +264,15 @@ def _propose_added(
     out = []
     for n, (key, item) in enumerate(zip(keys, outline, strict=True)):
         mine = [e for e in bundle if e.marker in item.markers]
-        draft = call_writer(
-            meter,
-            "write",
-            writer.name,
-            lambda item=item, mine=mine: writer.write_section(report.query, item.heading, mine),
-        )
+        try:
+            draft = call_writer(
+                meter,
+                "write",
+                writer.name,
+                lambda item=item, mine=mine: writer.write_section(report.query, item.heading, mine),
+            )
+        except (WriterFailed, BudgetExceeded):
+            continue  # the new pages stay in the pool; a later update can place them
         if not draft.body.strip():
             continue
         out.append(

@@ -174,6 +174,8 @@ def test_exception_mid_update_leaves_last_version_intact(
     before = body_of(rid, "")
     import core.update as update
 
+    real_discover = update.discover
+
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk on fire")
 
@@ -183,10 +185,36 @@ def test_exception_mid_update_leaves_last_version_intact(
     with session_scope() as s:
         versions = s.exec(select(ReportVersion).where(ReportVersion.report_id == rid)).all()
         run = s.exec(select(UpdateRun).order_by(UpdateRun.id.desc())).first()
-        new_snaps = s.exec(select(Snapshot).where(Snapshot.run_id == run.id)).all()
+        kept = s.exec(select(Snapshot).where(Snapshot.run_id == run.id)).all()
+        proposals = proposals_of(s, run.id)
     assert len(versions) == 1 and run.status == "failed" and "disk on fire" in run.error
-    assert new_snaps == []  # the refresh's work rolled back with the run
+    assert proposals == []  # nothing half-proposed
+    assert {k.change_kind for k in kept} == {"material", "minor"}  # fetched evidence is kept
     assert body_of(rid, "") == before
+    # the next update works and is not blocked by the failed run
+    monkeypatch.setattr(update, "discover", real_discover)
+    assert update_report(rid, as_of=parse_as_of("2024-06-30"), approve_all=True)["version"] == 2
+
+
+def test_cancel_stops_the_run(corpus: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.update as update
+    from core.runs import request_cancel
+
+    rid = make_report(corpus)
+    real = update.discover
+
+    def discover_then_cancel(session, report, **kw):  # noqa: ANN001, ANN003, ANN202
+        session.commit()
+        request_cancel(kw["run_id"])  # as the app would, from another connection
+        return real(session, report, **kw)
+
+    monkeypatch.setattr(update, "discover", discover_then_cancel)
+    with pytest.raises(EvergreenError, match="cancelled"):
+        update_report(rid, as_of=parse_as_of("2024-06-30"))
+    with session_scope() as s:
+        run = s.exec(select(UpdateRun).order_by(UpdateRun.id.desc())).first()
+        assert run.status == "cancelled" and proposals_of(s, run.id) == []
+        assert len(s.exec(select(ReportVersion)).all()) == 1
 
 
 def test_bad_input(corpus: str) -> None:

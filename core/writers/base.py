@@ -12,6 +12,17 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from core.changes import ClaimChange
+from core.errors import EvergreenError
+
+
+class WriterFailed(EvergreenError):
+    """The writer could not produce a usable section (e.g. malformed model output after
+    one repair attempt). The engine keeps that section unchanged, flags it, and goes on."""
+
+
+class BudgetExceeded(EvergreenError):
+    """The run's token or dollar budget is spent. The engine keeps every section not yet
+    written unchanged, flags them, and finishes the run with what it has."""
 
 
 @dataclass(frozen=True)

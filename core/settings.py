@@ -1,0 +1,141 @@
+"""Configuration in one place: environment variables, an optional TOML file, and
+(in the app) Streamlit secrets — in that order of precedence.
+
+Secrets are ``SecretStr``: they never print, and `describe()` shows only whether
+each key is set. Per-report choices (τ, concurrency, schedule, writer) live on the
+report itself (``Report.settings``), not here.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from core import config
+from core.errors import EvergreenError
+
+
+class Price(BaseModel):
+    """US dollars per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cached_input: float = 0.0
+
+
+DEFAULT_PRICES: dict[str, Price] = {
+    "gpt-4o-mini": Price(input=0.15, output=0.60, cached_input=0.075),
+    "gpt-4o": Price(input=2.50, output=10.00, cached_input=1.25),
+    "gpt-4.1-mini": Price(input=0.40, output=1.60, cached_input=0.10),
+}
+
+
+def _env(*names: str) -> Any:
+    return Field(default=None, validation_alias=AliasChoices(*names))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    llm: Literal["offline", "openai"] = Field(
+        default="offline", validation_alias=AliasChoices("EVERGREEN_LLM", "llm")
+    )
+    openai_api_key: SecretStr | None = _env("OPENAI_API_KEY", "openai_api_key")
+    openai_base_url: str | None = _env("OPENAI_BASE_URL", "openai_base_url")
+    model_planner: str = Field(
+        default="gpt-4o-mini",
+        validation_alias=AliasChoices("EVERGREEN_MODEL_PLANNER", "model_planner"),
+    )
+    model_writer: str = Field(
+        default="gpt-4o-mini",
+        validation_alias=AliasChoices("EVERGREEN_MODEL_WRITER", "model_writer"),
+    )
+    model_summariser: str = Field(
+        default="gpt-4o-mini",
+        validation_alias=AliasChoices("EVERGREEN_MODEL_SUMMARISER", "model_summariser"),
+    )
+    llm_timeout: float = Field(
+        default=60.0, validation_alias=AliasChoices("EVERGREEN_LLM_TIMEOUT", "llm_timeout")
+    )
+    budget_tokens: int | None = _env("EVERGREEN_BUDGET_TOKENS", "budget_tokens")
+    budget_usd: float | None = _env("EVERGREEN_BUDGET_USD", "budget_usd")
+    tavily_api_key: SecretStr | None = _env("TAVILY_API_KEY", "tavily_api_key")
+    tavily_base_url: str | None = _env("TAVILY_BASE_URL", "tavily_base_url")
+    fetch_allowlist: list[str] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("EVERGREEN_FETCH_ALLOWLIST", "fetch_allowlist"),
+        description="Hosts or CIDR ranges allowed despite the private-address policy.",
+    )
+    prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file())
+        return (env_settings, init_settings, toml)
+
+    def price_for(self, model: str) -> Price:
+        return self.prices.get(model, Price())
+
+    def describe(self) -> dict[str, Any]:
+        """What the Settings screen and `evergreen config` show: never a key's value."""
+        return {
+            "writer": self.llm,
+            "openai_base_url": self.openai_base_url or "(OpenAI default)",
+            "openai_api_key": "set" if self.openai_api_key else "not set",
+            "models": {
+                "planner": self.model_planner,
+                "writer": self.model_writer,
+                "summariser": self.model_summariser,
+            },
+            "tavily_api_key": "set" if self.tavily_api_key else "not set",
+            "web_search": "tavily" if self.tavily_api_key else "off",
+            "fetch_allowlist": self.fetch_allowlist,
+            "budget": {"tokens": self.budget_tokens, "usd": self.budget_usd},
+            "config_file": str(config_file()),
+        }
+
+
+def config_file() -> Path:
+    """``$EVERGREEN_CONFIG``, else ``evergreen.toml`` in the workspace."""
+    return Path(os.environ.get("EVERGREEN_CONFIG") or config.workspace_dir() / "evergreen.toml")
+
+
+@lru_cache(maxsize=1)
+def _cached(key: tuple[tuple[str, str], ...]) -> Settings:
+    return _load({})
+
+
+def _load(overrides: dict[str, Any]) -> Settings:
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "settings"
+        raise EvergreenError(f"Invalid setting {where}: {first.get('msg')}.") from None
+    except (OSError, ValueError) as exc:
+        raise EvergreenError(f"Cannot read {config_file()}: {exc}") from None
+
+
+def get_settings(overrides: dict[str, Any] | None = None) -> Settings:
+    """Current settings; ``overrides`` (e.g. Streamlit secrets) fill what env/TOML lack."""
+    if overrides:
+        return _load(overrides)
+    key = tuple(sorted((k, v) for k, v in os.environ.items() if k.isupper()))
+    return _cached(key)

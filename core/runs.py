@@ -25,7 +25,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "results_per_query": 8,
     "section_results": 4,
     "discover_results": 5,
-    "writer": "offline",
+    "writer": None,  # None: the configured default (EVERGREEN_LLM)
 }
 
 

@@ -324,12 +324,9 @@ def _attach_orphan(
     )
 
 
-def update_report(
-    report_ref: int | str, *, as_of: datetime | None = None, approve_all: bool = False
-) -> dict[str, Any]:
-    """Propose an update as of ``as_of``; with approve_all, commit it too (CLI `update`)."""
+def begin_update(report_ref: int | str, *, as_of: datetime | None = None) -> int:
+    """Validate and register an update run; returns its id at once (work not started)."""
     from core.db import session_scope
-    from core.review import commit_run, run_result
 
     with session_scope() as session:
         report = get_report(session, report_ref)
@@ -340,18 +337,39 @@ def update_report(
                 f"As-of {day(when)} is earlier than the current version's ({day(base.as_of)}); "
                 "an update moves forward in time (use `rebuild` for a report at an earlier date)."
             )
-        report_id, source, base_id = report.id, report.source, base.id
-        writer_name = settings_of(report.settings)["writer"]
-    run_id = start_run(report_id, "update", when, base_id)
+        report_id, base_id = report.id, base.id
+    return start_run(report_id, "update", when, base_id)
+
+
+def execute_update(run_id: int, *, approve_all: bool = False) -> dict[str, Any]:
+    """Do the work of a registered run: refresh, discover, propose (and commit if asked).
+
+    Safe to call from a background thread or process; progress is committed as it goes.
+    """
+    from core.db import session_scope
+    from core.review import commit_run, run_result
+
+    with session_scope() as session:
+        run = session.get(UpdateRun, run_id)
+        if run is None:
+            raise EvergreenError(f"No run {run_id}.")
+        report = session.get(Report, run.report_id)
+        source, writer_name = report.source, settings_of(report.settings)["writer"]
     providers = providers_for(source)
     try:
         with run_work(run_id) as (session, run, meter):
-            report = session.get(Report, report_id)
+            report = session.get(Report, run.report_id)
             propose(session, report, run, meter, providers, get_writer(writer_name))
             if approve_all:
                 commit_run(session, run, approve_all=True)
-        cost_meter = meter
     finally:
         providers.close()
     with session_scope() as session:
-        return run_result(session, run_id, cost=cost_meter.totals())
+        return run_result(session, run_id, cost=meter.totals())
+
+
+def update_report(
+    report_ref: int | str, *, as_of: datetime | None = None, approve_all: bool = False
+) -> dict[str, Any]:
+    """Propose an update as of ``as_of``; with approve_all, commit it too (CLI `update`)."""
+    return execute_update(begin_update(report_ref, as_of=as_of), approve_all=approve_all)

@@ -5,10 +5,17 @@ from __future__ import annotations
 from core.errors import EvergreenError
 from core.writers.base import Writer
 
+WRITERS = ("offline", "openai")
 
-def get_writer(name: str = "offline") -> Writer:
+
+def get_writer(name: str | None = None) -> Writer:
+    """The writer called ``name``; None means the configured default (``EVERGREEN_LLM``)."""
+    if name is None:
+        from core.settings import get_settings
+
+        name = get_settings().llm
     if name == "offline":
         from core.writers.offline import OfflineWriter
 
         return OfflineWriter()
-    raise EvergreenError(f"Unknown writer {name!r}: this build has the 'offline' writer.")
+    raise EvergreenError(f"Unknown writer {name!r}: choose one of {', '.join(WRITERS)}.")

@@ -8,6 +8,7 @@ Refresh re-fetches each cited source once, concurrently: an identical hash is
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -249,7 +250,9 @@ def discover(
 
     One search for the whole question; then one per section, but only for sections
     where something may be new: those the question-level search already found window
-    activity for (at least HOT_MIN new pages placed there; plus any in ``hot_sections``).
+    activity for — at least HOT_MIN new pages placed there — and at most a third of the
+    sections, busiest first (plus any in ``hot_sections``). The probe is the cheap signal;
+    follow-up searches go only where it shows the most is happening.
     """
     start, end = window
     if start >= end:
@@ -273,7 +276,9 @@ def discover(
                 hits.setdefault(h.url, h)
         placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
         activity = Counter(key for key in placed.values() if key)
-        hot = set(hot_sections) | {key for key, n in activity.items() if n >= HOT_MIN}
+        busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
+        limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
+        hot = set(hot_sections) | set(busiest[:limit])
         for key, heading, _body in sections:
             if key in hot and heading:
                 for h in run_search(f"{heading} {question}", per_query):
@@ -303,6 +308,7 @@ def discover(
 
 PLACE_MIN = 0.06
 HOT_MIN = 2  # new pages the question-level probe must place in a section to search it
+HOT_SHARE = 1 / 3  # at most this share of sections gets a follow-up search, busiest first
 
 
 def _place(

@@ -58,11 +58,9 @@ def propose(
         progress=progress,
     )
     by_marker = {c.marker: c for c in checked}
-    hot = {
-        s.key
-        for s in sections
-        if any(by_marker[m].kind in TEXT_CHANGES for m in _markers(s.body) if m in by_marker)
-    }
+    # Only window activity says something may be new for a section; a changed source
+    # does not (refresh handles it), so it does not buy a search.
+    hot: set[str] = set()
     found = discover(
         session,
         report,

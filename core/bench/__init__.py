@@ -1,0 +1,1 @@
+"""The temporal benchmark: baseline (from scratch), SST and LCT on a temporal corpus."""

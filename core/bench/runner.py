@@ -1,0 +1,279 @@
+"""Run the benchmark: per question, baseline at every timestamp, LCT and SST.
+
+Questions run in parallel processes, each with its own database under the
+output folder; the corpus index is shared read-only. Every finished
+(question, system, t) is appended to ``records/QID.jsonl`` at once, so
+``--resume`` continues where an interrupted run stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.bench.truth import QuerySpec
+
+SYSTEMS_DOC = {
+    "baseline": "from scratch at every t (OEDR)",
+    "sst": "update R_baseline(t-1) to t, starting without an evidence pool",
+    "lct": "create at the first t, then update the same report year after year",
+}
+
+
+@dataclass
+class BenchConfig:
+    corpus: str
+    queries_file: str
+    years: list[int]
+    tasks: list[str]  # sst, lct
+    intervals: list[int] = field(default_factory=lambda: [1])
+    writer: str | None = "offline"
+    out: str = "bench-out"
+    resume: bool = False
+    workers: int = 2
+
+
+def year_end(year: int) -> str:
+    return f"{year}-12-31"
+
+
+def planned_steps(cfg: BenchConfig) -> int:
+    n = len(cfg.years)
+    steps = n
+    if "lct" in cfg.tasks:
+        steps += n
+    if "sst" in cfg.tasks:
+        steps += sum(sum(1 for t in cfg.years if t - g in cfg.years) for g in cfg.intervals)
+    return steps
+
+
+def run_question(spec: QuerySpec, cfg: BenchConfig, queue: Any = None) -> list[dict[str, Any]]:
+    """All systems for one question; returns its records (resumed ones included)."""
+    out = Path(cfg.out)
+    (out / "db").mkdir(parents=True, exist_ok=True)
+    (out / "records").mkdir(parents=True, exist_ok=True)
+    os.environ["EVERGREEN_DB"] = f"sqlite:///{(out / 'db' / f'{spec.id}.db').resolve()}"
+    rec_file = out / "records" / f"{spec.id}.jsonl"
+    records: list[dict[str, Any]] = []
+    if cfg.resume and rec_file.exists():
+        records = [json.loads(line) for line in rec_file.read_text().splitlines() if line.strip()]
+    elif rec_file.exists():
+        rec_file.unlink()
+    done = {(r["system"], r["t"]) for r in records}
+    for _ in done:
+        if queue is not None:
+            queue.put(1)
+
+    def emit(rec: dict[str, Any]) -> None:
+        records.append(rec)
+        with rec_file.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec, sort_keys=True) + "\n")
+        if queue is not None:
+            queue.put(1)
+
+    source = f"corpus:{cfg.corpus}"
+    settings = {"writer": cfg.writer} if cfg.writer else {}
+    by = {(r["system"], r["t"]): r for r in records}
+    years = cfg.years
+
+    # baseline: from scratch at every timestamp
+    for i, t in enumerate(years):
+        if ("baseline", t) in done:
+            continue
+        prev = by.get(("baseline", years[i - 1])) if i else None
+        rec = _create(spec, "baseline", t, source, settings, prev, years[i - 1] if i else None)
+        by[("baseline", t)] = rec
+        emit(rec)
+
+    if "lct" in cfg.tasks:
+        first = years[0]
+        if ("lct", first) not in done:
+            rec = _create(spec, "lct", first, source, settings, None, None)
+            by[("lct", first)] = rec
+            emit(rec)
+        report_id = by[("lct", first)]["report_id"]
+        for i, t in enumerate(years[1:], start=1):
+            if ("lct", t) in done:
+                continue
+            rec = _update(spec, "lct", report_id, t, years[i - 1])
+            by[("lct", t)] = rec
+            emit(rec)
+
+    if "sst" in cfg.tasks:
+        for gap in cfg.intervals:
+            system = "sst" if gap == 1 else f"sst@{gap}"
+            for t in years:
+                t0 = t - gap
+                if t0 not in years or (system, t) in done:
+                    continue
+                base = by[("baseline", t0)]
+                report_id = _import_baseline(spec, base["report_id"], t0, source, settings)
+                rec = _update(spec, system, report_id, t, t0)
+                by[(system, t)] = rec
+                emit(rec)
+    return records
+
+
+def _create(
+    spec: QuerySpec,
+    system: str,
+    t: int,
+    source: str,
+    settings: dict[str, Any],
+    prev: dict[str, Any] | None,
+    prev_t: int | None,
+) -> dict[str, Any]:
+    from core.bench.measure import (
+        citation_quality,
+        continuity_between,
+        freshness_rebuild,
+        recall,
+        view,
+    )
+    from core.dates import parse_as_of
+    from core.db import session_scope
+    from core.research import create_report
+
+    res = create_report(
+        spec.query,
+        title=f"[bench] {system} {spec.id} {t}",
+        as_of=parse_as_of(year_end(t)),
+        source=source,
+        settings=settings,
+    )
+    rec = _record(spec, system, t, res["report_id"], res["version"], res["cost"])
+    with session_scope() as s:
+        v = view(s, res["report_id"])
+        rec.update(citation_quality(s, v))
+        rec["cited"] = len(v.urls)
+        rec["stale_citations"] = v.version.stale_citations
+        if prev is not None and prev_t is not None:
+            p = view(s, prev["report_id"])
+            rec["continuity"] = continuity_between(p, v)
+            rec["freshness"] = freshness_rebuild(p.urls, spec.material_between(prev_t, t), v.urls)
+            rec["new_evidence_recall"] = recall(spec.new_between(prev_t, t), v.urls)
+    return rec
+
+
+def _update(spec: QuerySpec, system: str, report_id: int, t: int, prev_t: int) -> dict[str, Any]:
+    from core.bench.measure import citation_quality, freshness_update, recall, view
+    from core.dates import parse_as_of
+    from core.db import session_scope
+    from core.update import update_report
+
+    _close_open_runs(report_id)
+    with session_scope() as s:
+        prev_urls = view(s, report_id).urls
+    res = update_report(report_id, as_of=parse_as_of(year_end(t)), approve_all=True)
+    rec = _record(spec, system, t, report_id, res["version"], res["cost"])
+    rec.update(
+        continuity=res["continuity"],
+        evidence=res["evidence"],
+        actions=res["actions"],
+        stale_citations=res["stale_citations"],
+        writer_calls=res["writer_calls"],
+        run_id=res["run_id"],
+    )
+    with session_scope() as s:
+        v = view(s, report_id)
+        rec.update(citation_quality(s, v))
+        rec["cited"] = len(v.urls)
+        rec["freshness"] = freshness_update(
+            s, res["run_id"], prev_urls, spec.material_between(prev_t, t)
+        )
+        rec["new_evidence_recall"] = recall(spec.new_between(prev_t, t), v.urls)
+    return rec
+
+
+def _import_baseline(
+    spec: QuerySpec, baseline_id: int, t0: int, source: str, settings: dict[str, Any]
+) -> int:
+    """R_baseline(t0) as a report without an evidence pool (its Markdown, imported)."""
+    from core.dates import parse_as_of
+    from core.db import session_scope
+    from core.export import version_markdown
+    from core.importer import import_report
+    from core.repository import get_report
+
+    with session_scope() as s:
+        text = version_markdown(s, get_report(s, baseline_id))
+        report, _ = import_report(
+            s, text, query=spec.query, as_of=parse_as_of(year_end(t0)), source=source
+        )
+        report.settings = settings
+        s.add(report)
+        return report.id
+
+
+def _close_open_runs(report_id: int) -> None:
+    """After an interruption: a run left open by a killed process cannot block resuming."""
+    from core.db import session_scope
+    from core.runs import fail_run, open_run_for
+
+    with session_scope() as s:
+        run = open_run_for(s, report_id)
+        stale = run.id if run is not None else None
+    if stale is not None:
+        fail_run(stale, "interrupted; the benchmark resumed without it", status="cancelled")
+
+
+def _record(
+    spec: QuerySpec, system: str, t: int, report_id: int, version: int | None, cost: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "question": spec.id,
+        "system": system,
+        "t": t,
+        "report_id": report_id,
+        "version": version,
+        "cost": cost,
+        "continuity": None,
+        "evidence": None,
+        "freshness": None,
+        "new_evidence_recall": None,
+    }
+
+
+def _worker(spec: QuerySpec, cfg: BenchConfig, queue: Any) -> list[dict[str, Any]]:
+    return run_question(spec, cfg, queue)
+
+
+def run_bench(
+    specs: list[QuerySpec], cfg: BenchConfig, on_step: Any = None
+) -> list[dict[str, Any]]:
+    """All questions, in parallel processes; ``on_step()`` is called per finished step."""
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
+    ctx = mp.get_context("spawn")
+    results: list[dict[str, Any]] = []
+    with ctx.Manager() as manager:
+        queue = manager.Queue()
+        workers = max(1, min(cfg.workers, len(specs)))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futures = [pool.submit(_worker, spec, cfg, queue) for spec in specs]
+            pending = set(futures)
+            while pending:
+                while not queue.empty():
+                    queue.get()
+                    if on_step:
+                        on_step()
+                finished = [f for f in pending if f.done()]
+                for f in finished:
+                    pending.discard(f)
+                if pending:
+                    time.sleep(0.2)
+            while not queue.empty():
+                queue.get()
+                if on_step:
+                    on_step()
+            for f in futures:
+                results.extend(f.result())
+    order = {s.id: i for i, s in enumerate(specs)}
+    return sorted(results, key=lambda r: (order[r["question"]], r["system"], r["t"]))

@@ -353,6 +353,57 @@ def demo_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     out.print(summary["message"])
 
 
+@app.command("bench")
+def bench_cmd(
+    corpus: Annotated[str, typer.Option("--corpus", help="A corpus in this workspace.")],
+    queries: Annotated[Path, typer.Option("--queries", help="queries.json with ground truth.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Output folder.")],
+    year_from: Annotated[int, typer.Option("--from")] = 2016,
+    year_to: Annotated[int, typer.Option("--to")] = 2025,
+    task: Annotated[str, typer.Option("--task", help="sst, lct or both.")] = "both",
+    interval: Annotated[
+        list[int] | None, typer.Option("--interval", help="SST gaps in years (repeatable).")
+    ] = None,
+    writer: Annotated[str, typer.Option("--writer", help="offline or llm.")] = "offline",
+    workers: Annotated[int, typer.Option("--workers", help="Questions run in parallel.")] = 2,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue in --out.")] = False,
+) -> None:
+    """The temporal benchmark: regenerate vs SST vs LCT, continuity, cost, freshness."""
+    from rich.progress import Progress
+
+    from core.bench.output import write_outputs
+    from core.bench.runner import BenchConfig, planned_steps, run_bench
+    from core.bench.truth import load_queries
+    from core.errors import EvergreenError
+    from core.sources.corpus import Corpus
+
+    if task not in ("sst", "lct", "both"):
+        raise EvergreenError(f"Unknown task {task!r}: choose sst, lct or both.")
+    if writer not in ("offline", "llm"):
+        raise EvergreenError(f"Unknown writer {writer!r}: choose offline or llm.")
+    if not 1900 < year_from < year_to < 2200:
+        raise EvergreenError(f"Invalid year range {year_from}–{year_to}: --from must be < --to.")
+    Corpus.open(corpus).close()
+    specs = load_queries(queries)
+    years = list(range(year_from, year_to + 1))
+    gaps = sorted({g for g in (interval or [1]) if 0 < g < len(years)} | {1})
+    cfg = BenchConfig(
+        corpus=corpus, queries_file=str(queries), years=years,
+        tasks=["sst", "lct"] if task == "both" else [task], intervals=gaps,
+        writer="offline" if writer == "offline" else "openai", out=str(out_dir),
+        resume=resume, workers=workers,
+    )
+    total = planned_steps(cfg) * len(specs)
+    with Progress(console=err) as progress:
+        bar = progress.add_task(f"{len(specs)} questions × {len(years)} years", total=total)
+        records = run_bench(specs, cfg, on_step=lambda: progress.advance(bar))
+    from dataclasses import asdict
+
+    line = write_outputs(out_dir, records, asdict(cfg))
+    out.print(line)
+    out.print(f"Results in {out_dir}/ (results.json, table.md, charts.html)")
+
+
 def main() -> None:
     """Entry point: run the CLI, turning known failures into one clear line."""
     try:

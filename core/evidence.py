@@ -271,7 +271,7 @@ def discover(
     with meter.stage("discover"):
         if progress:
             progress("searching for new evidence")
-        for h in run_search(question, per_query * 2):
+        for h in run_search(question, per_query * 4):
             if h.url not in known:
                 hits.setdefault(h.url, h)
         placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)

@@ -235,7 +235,8 @@ def _revise_sentence(
 
 
 def _is_fact(text: str, ev: Evidence) -> bool:
-    return " — Status: " in text and text.startswith(clean_inline(ev.title) or ev.url)
+    """A header summary of this source (it cites it; its title may have been renamed)."""
+    return " — Status: " in text
 
 
 def _apply_claims(text: str, change: EvidenceChange) -> str | None:

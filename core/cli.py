@@ -353,6 +353,24 @@ def demo_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     out.print(summary["message"])
 
 
+@app.command("resume")
+def resume_cmd(
+    run: Annotated[int, typer.Argument(help="Run id of a killed or failed update.")],
+    approve_all: Annotated[bool, typer.Option("--approve-all")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Continue an interrupted update, reusing what it already fetched and wrote."""
+    from core.update import resume_run
+
+    with out.status(f"Resuming run {run} …"):
+        result = resume_run(run, approve_all=approve_all)
+    if as_json:
+        _print_json(result)
+        return
+    state = f"committed version {result['version']}" if result["version"] else "awaiting review"
+    out.print(f"Run {result['run_id']} resumed: {state}.")
+
+
 @app.command("bench")
 def bench_cmd(
     corpus: Annotated[str, typer.Option("--corpus", help="A corpus in this workspace.")],

@@ -33,6 +33,7 @@ class CostMeter:
 
     def __init__(self) -> None:
         self._rows: dict[tuple[str, str, str], StageCost] = {}
+        self._drained: dict[tuple[str, str, str], StageCost] = {}
         self._lock = threading.Lock()
 
     def add(self, stage: str, provider: str = "", model: str = "", **counts: float) -> None:
@@ -60,13 +61,22 @@ class CostMeter:
         return out
 
     def events(self, run_id: int) -> list[CostEvent]:
-        names = [f.name for f in fields(StageCost) if f.name != "writer_calls"]
+        """CostEvent rows for what was spent since the last call (so a run can write its
+        costs at every checkpoint, and a crash loses at most the work in flight)."""
+        names = [f.name for f in fields(StageCost)]
         events = []
         with self._lock:
-            for (stage, provider, model), row in sorted(self._rows.items()):
-                data = {k: getattr(row, k) for k in names}
+            for key, row in sorted(self._rows.items()):
+                done = self._drained.setdefault(key, StageCost())
+                delta = {k: getattr(row, k) - getattr(done, k) for k in names}
+                if not any(delta.values()):
+                    continue
+                for k in names:
+                    setattr(done, k, getattr(row, k))
+                delta.pop("writer_calls")
+                stage, provider, model = key
                 events.append(
-                    CostEvent(run_id=run_id, stage=stage, provider=provider, model=model, **data)
+                    CostEvent(run_id=run_id, stage=stage, provider=provider, model=model, **delta)
                 )
         return events
 

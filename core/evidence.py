@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlmodel import Session, select
 
-from core.changes import ChangeResult, classify_change, content_hash
+from core import faults
+from core.changes import ChangeResult, ClaimChange, classify_change, content_hash
 from core.costs import CostMeter
-from core.dates import day, utcnow
+from core.dates import day, iso, utcnow
 from core.errors import EvergreenError
-from core.models import PoolEntry, Report, Snapshot, Source
+from core.models import PoolEntry, Report, Snapshot, Source, UpdateRun
 from core.repository import get_or_create_source, pool_entry
 from core.sources.base import FetchedPage, Fetcher, PageNotFound, SearchProvider, SearchResult
 from core.text import cosine, idf_table, terms, tfidf
@@ -144,6 +145,49 @@ def store_snapshot(
     return snap
 
 
+def fetch_stream(
+    fetcher: Fetcher,
+    urls: Sequence[str],
+    as_of: datetime,
+    meter: CostMeter,
+    *,
+    concurrency: int = 8,
+    stage: str = "fetch",
+) -> Iterator[tuple[str, FetchOutcome]]:
+    """Like fetch_many, but yields each page as soon as it arrives, so the caller can
+    store it at once (a crash then loses at most the fetches in flight)."""
+    unique = list(dict.fromkeys(urls))
+    if not unique:
+        return
+    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(unique)))) as pool:
+        futures = {
+            pool.submit(
+                lambda u: fetch_many(fetcher, [u], as_of, meter, concurrency=1, stage=stage)[u], url
+            ): url
+            for url in unique
+        }
+        for future in as_completed(futures):
+            faults.point("fetch")
+            yield futures[future], future.result()
+
+
+def _run_snapshots(session: Session, run_id: int | None) -> dict[tuple[int, str], Snapshot]:
+    """What this run already fetched (by source and as-of), for a resumed run."""
+    if run_id is None:
+        return {}
+    rows = session.exec(select(Snapshot).where(Snapshot.run_id == run_id)).all()
+    return {(s.source_id, iso(s.as_of) or ""): s for s in rows}
+
+
+def _stored_change(snap: Snapshot) -> ChangeResult:
+    return ChangeResult(
+        kind=snap.change_kind,  # type: ignore[arg-type]
+        similarity=snap.similarity,
+        claims=[ClaimChange.from_dict(c) for c in snap.claim_diff],
+        reasons=list(snap.reasons),
+    )
+
+
 def refresh(
     session: Session,
     report: Report,
@@ -159,45 +203,72 @@ def refresh(
     concurrency: int = 8,
     progress: Progress | None = None,
 ) -> list[Checked]:
-    """Re-check every cited source as of ``as_of`` and classify how it changed."""
+    """Re-check every cited source as of ``as_of`` and classify how it changed.
+
+    Each page is stored as it arrives. A resumed run reuses what it already fetched and
+    checked (no second fetch for those).
+    """
+    run = session.get(UpdateRun, run_id) if run_id is not None else None
+    started = run.started_at if run is not None else None
+    reuse = _run_snapshots(session, run_id)
     sources = {m: session.get(Source, snap.source_id) for m, snap in cited.items()}
     # Citations imported from someone's report have no content: resolve them as they
     # stood at the report's own date first (possible with a temporal corpus).
     unresolved = [m for m, snap in cited.items() if snap.content is None]
     if unresolved and temporal and base_as_of is not None:
-        with meter.stage("resolve"):
-            got = fetch_many(
-                fetcher,
-                [sources[m].url for m in unresolved],
-                base_as_of,
-                meter,
-                concurrency=concurrency,
-                stage="resolve",
-            )
+        todo = []
         for m in unresolved:
-            outcome = got[sources[m].url]
-            if outcome.page is not None:
-                cited[m] = store_snapshot(
-                    session, sources[m], outcome.page, as_of=base_as_of, run_id=run_id
+            again = reuse.get((sources[m].id, iso(base_as_of) or ""))
+            if again is not None:
+                cited[m] = again
+            else:
+                todo.append(m)
+        by_url = {sources[m].url: m for m in todo}
+        with meter.stage("resolve"):
+            for n, (url, outcome) in enumerate(
+                fetch_stream(
+                    fetcher,
+                    list(by_url),
+                    base_as_of,
+                    meter,
+                    concurrency=concurrency,
+                    stage="resolve",
                 )
+            ):
+                m = by_url[url]
+                if outcome.page is not None:
+                    cited[m] = store_snapshot(
+                        session, sources[m], outcome.page, as_of=base_as_of, run_id=run_id
+                    )
+                if progress:
+                    progress(f"resolving cited source {n + 1}/{len(by_url)}")
+    results: dict[int, Checked] = {}
+    pending: dict[str, int] = {}
+    for marker, prev in sorted(cited.items()):
+        source = sources[marker]
+        entry = pool_entry(session, report, source, marker=marker)
+        again = reuse.get((source.id, iso(as_of) or ""))
+        if again is not None and again.id != prev.id:
+            kind = "new" if prev.content is None else again.change_kind
+            change = None if kind == "new" else _stored_change(again)
+            results[marker] = Checked(marker, source, prev, again, kind, change)
+        elif (
+            started is not None
+            and entry.last_checked is not None
+            and entry.last_checked >= started
+            and entry.status in ("unchanged", "gone", "error")
+        ):
+            current = prev if prev.content else None
+            results[marker] = Checked(marker, source, prev, current, entry.status)
+        else:
+            pending[source.url] = marker
     with meter.stage("refresh"):
-        if progress:
-            progress(f"checking {len(cited)} sources")
-        fetched = fetch_many(
-            fetcher,
-            [s.url for s in sources.values()],
-            as_of,
-            meter,
-            concurrency=concurrency,
-            stage="refresh",
-        )
-        results: list[Checked] = []
-        for k, (marker, prev) in enumerate(sorted(cited.items())):
-            if progress:
-                progress(f"checking source {k + 1}/{len(cited)}")
-            source = sources[marker]
+        for url, outcome in fetch_stream(
+            fetcher, list(pending), as_of, meter, concurrency=concurrency, stage="refresh"
+        ):
+            marker = pending[url]
+            prev, source = cited[marker], sources[marker]
             entry = pool_entry(session, report, source, marker=marker)
-            outcome = fetched[source.url]
             if outcome.page is None:
                 # gone: the page no longer exists; error: unreachable now, text kept and flagged
                 kind = "gone" if outcome.gone else "error"
@@ -225,9 +296,11 @@ def refresh(
             if checked.current is not None and checked.kind != "gone":
                 entry.latest_snapshot_id = checked.current.id
             session.add(entry)
-            results.append(checked)
+            results[marker] = checked
+            if progress:
+                progress(f"checking source {len(results)}/{len(cited)}")
     session.flush()
-    return results
+    return [results[m] for m in sorted(results)]
 
 
 def discover(
@@ -238,6 +311,7 @@ def discover(
     sections: Sequence[tuple[str, str, str]],  # (key, heading, body)
     hot_sections: set[str],
     window: tuple[datetime, datetime],
+    cited_sources: set[int] = frozenset(),  # type: ignore[assignment]
     search: SearchProvider,
     fetcher: Fetcher,
     meter: CostMeter,
@@ -262,6 +336,13 @@ def discover(
             select(Source.url).join(PoolEntry).where(PoolEntry.report_id == report.id)
         ).all()
     )
+    # A resumed run keeps the new pages it already fetched (no second fetch).
+    earlier: list[tuple[str, Snapshot]] = []
+    for snap in _run_snapshots(session, run_id).values():
+        if snap.change_kind == "new" and snap.as_of == end and snap.source_id not in cited_sources:
+            source = session.get(Source, snap.source_id)
+            earlier.append((source.url, snap))
+    earlier.sort(key=lambda pair: pair[1].id)
     hits: dict[str, SearchResult] = {}
 
     def run_search(query: str, k: int) -> list[SearchResult]:
@@ -284,25 +365,35 @@ def discover(
                 for h in run_search(f"{heading} {question}", per_query):
                     if h.url not in known:
                         hits.setdefault(h.url, h)
-    if not hits:
+    if not hits and not earlier:
         return []
     with meter.stage("fetch"):
         got = fetch_many(fetcher, list(hits), end, meter, concurrency=concurrency)
-    found: list[Found] = []
-    pages = [(url, o.page) for url, o in got.items() if o.page is not None]
-    placement = _place([(u, p.title, p.content[:4000]) for u, p in pages], sections, scored=True)
-    for rank, (url, page) in enumerate(pages):
+    stored: list[tuple[str, Snapshot]] = list(earlier)
+    for url, outcome in got.items():
+        page = outcome.page
+        if page is None:
+            continue
         source = get_or_create_source(session, url, page.title)
-        entry = pool_entry(session, report, source)
         snap = store_snapshot(session, source, page, as_of=end, run_id=run_id)
+        stored.append((url, snap))
+    found: list[Found] = []
+    placement = _place(
+        [(u, snap.title, (snap.content or "")[:4000]) for u, snap in stored], sections, scored=True
+    )
+    for rank, (url, snap) in enumerate(stored):
+        source = session.get(Source, snap.source_id)
+        entry = pool_entry(session, report, source)
         entry.latest_snapshot_id = snap.id
         entry.last_checked = utcnow()
         entry.status = "new"
         session.add(entry)
         key, score = placement.get(url, (None, 0.0))
-        ev = Evidence(entry.marker, source.url, snap.title, page.content, rank=rank)
+        ev = Evidence(entry.marker, source.url, snap.title, snap.content or "", rank=rank)
         found.append(Found(ev, snap, key, score))
     session.flush()
+    if progress:
+        progress(f"found {len(found)} new pages")
     return found
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from core.dates import utcnow
@@ -111,7 +111,22 @@ class Citation(SQLModel, table=True):
     marker: int
 
 
+OPEN_RUN_STATUSES = ("running", "cancelling", "awaiting_review")
+
+
 class UpdateRun(SQLModel, table=True):
+    """One create / update / rebuild / import. At most one open run per report, enforced
+    by a partial unique index (see migration 0002)."""
+
+    __table_args__ = (
+        Index(
+            "ux_updaterun_one_open_per_report",
+            "report_id",
+            unique=True,
+            sqlite_where=text("status IN ('running', 'cancelling', 'awaiting_review')"),
+            postgresql_where=text("status IN ('running', 'cancelling', 'awaiting_review')"),
+        ),
+    )
     id: int | None = Field(default=None, primary_key=True)
     report_id: int = Field(foreign_key="report.id", index=True)
     kind: str  # RUN_KINDS
@@ -125,6 +140,8 @@ class UpdateRun(SQLModel, table=True):
     timings: dict[str, float] = Field(default_factory=dict, sa_column=Column(JSON))
     started_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None
+    heartbeat_at: datetime | None = None  # last checkpoint of the process doing the work
+    worker: str | None = None  # host:pid of that process
 
 
 class SectionProposal(SQLModel, table=True):

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from core import faults
 from core.dates import utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.metrics import continuity
@@ -137,6 +138,7 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
     run.progress = f"committed version {version.number}"
     session.add(run)
     session.flush()
+    faults.point("commit")  # the version exists only if this transaction ends well
     return version
 
 

@@ -3,18 +3,22 @@ always be recorded on it while the work itself rolls back whole."""
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from core import faults
 from core.costs import CostMeter
 from core.dates import utcnow
 from core.db import session_scope
 from core.errors import EvergreenError
-from core.models import UpdateRun
+from core.models import OPEN_RUN_STATUSES, UpdateRun
 
 T = TypeVar("T")
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -38,27 +42,51 @@ def open_run_for(session: Session, report_id: int) -> UpdateRun | None:
         select(UpdateRun)
         .where(
             UpdateRun.report_id == report_id,
-            col(UpdateRun.status).in_(("running", "cancelling", "awaiting_review")),
+            col(UpdateRun.status).in_(OPEN_RUN_STATUSES),
         )
         .order_by(col(UpdateRun.id).desc())
     ).first()
 
 
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def busy_message(run: UpdateRun) -> str:
+    what = "is awaiting review" if run.status == "awaiting_review" else "is in progress"
+    hint = (
+        f"review it (evergreen review {run.id})"
+        if run.status == "awaiting_review"
+        else ("watch it in the app, or wait for it to finish")
+    )
+    return f"Run {run.id} of report {run.report_id} {what}; {hint}."
+
+
 def start_run(report_id: int, kind: str, as_of: datetime, base_version_id: int | None) -> int:
-    with session_scope() as session:
-        busy = open_run_for(session, report_id) if kind in ("update",) else None
-        if busy is not None:
-            what = "is in progress" if busy.status == "running" else "is awaiting review"
-            raise EvergreenError(
-                f"Run {busy.id} of report {report_id} {what}; "
-                f"review it (evergreen review {busy.id}) or wait for it to finish."
+    """Register a run. Two callers racing for the same report get one run: the database's
+    one-open-run-per-report index refuses the second, who is told which run to watch."""
+    try:
+        with session_scope() as session:
+            busy = open_run_for(session, report_id)
+            if busy is not None:
+                raise EvergreenError(busy_message(busy))
+            run = UpdateRun(
+                report_id=report_id,
+                kind=kind,
+                as_of=as_of,
+                base_version_id=base_version_id,
+                worker=worker_id(),
+                heartbeat_at=utcnow(),
             )
-        run = UpdateRun(
-            report_id=report_id, kind=kind, as_of=as_of, base_version_id=base_version_id
-        )
-        session.add(run)
-        session.flush()
-        return run.id
+            session.add(run)
+            session.flush()
+            return run.id
+    except IntegrityError:
+        with session_scope() as session:
+            busy = open_run_for(session, report_id)
+        raise EvergreenError(
+            busy_message(busy) if busy else f"Another run of report {report_id} just started."
+        ) from None
 
 
 def fail_run(run_id: int, error: str, status: str = "failed") -> None:
@@ -92,11 +120,16 @@ def request_cancel(run_id: int) -> str:
         return run.status
 
 
-def checkpoint(session: Session, run: UpdateRun, text: str) -> None:
-    """Record progress and commit the work so far (evidence is kept even if a later step
-    fails); stop here if the analyst asked to cancel."""
+def checkpoint(session: Session, run: UpdateRun, text: str, meter: CostMeter | None = None) -> None:
+    """Record progress and commit the work so far — evidence, proposals and costs are kept
+    even if a later step fails or the process dies; stop here if the analyst cancelled."""
     run.progress = text[:500]
+    run.heartbeat_at = utcnow()
+    run.worker = worker_id()
     session.add(run)
+    if meter is not None:
+        for event in meter.events(run.id):
+            session.add(event)
     session.commit()
     session.refresh(run)
     if run.status == "cancelling":
@@ -136,6 +169,7 @@ def call_writer(meter: CostMeter, stage: str, writer_name: str, fn: Callable[[],
     """Every writer call is counted and timed under its stage."""
     from core.costs import metering
 
+    faults.point("write")
     with meter.stage(stage, writer_name), metering(meter, stage):
         meter.add(stage, writer_name, writer_calls=1)
         return fn()

@@ -19,6 +19,7 @@ from core.evidence import Checked, Found, discover, pool_summary, refresh
 from core.models import Report, SectionProposal, UpdateRun
 from core.report_state import make_section_keys
 from core.repository import citations_of, get_report, get_version, sections_of
+from core.review import proposals_of
 from core.runs import call_writer, checkpoint, run_work, settings_of, start_run
 from core.sources.registry import Providers, providers_for
 from core.writers import get_writer
@@ -41,7 +42,7 @@ def propose(
     cited = citations_of(session, base.id)
 
     def progress(text: str) -> None:
-        checkpoint(session, run, text)
+        checkpoint(session, run, text, meter)
 
     checked = refresh(
         session,
@@ -60,14 +61,14 @@ def propose(
     by_marker = {c.marker: c for c in checked}
     # Only window activity says something may be new for a section; a changed source
     # does not (refresh handles it), so it does not buy a search.
-    hot: set[str] = set()
     found = discover(
         session,
         report,
         question=report.query,
         sections=[(s.key, s.heading, s.body) for s in sections],
-        hot_sections=hot,
+        hot_sections=set(),
         window=(as_utc(base.as_of), as_utc(run.as_of)),
+        cited_sources={snap.source_id for snap in cited.values()},
         search=providers.search,
         fetcher=providers.fetcher,
         meter=meter,
@@ -84,22 +85,34 @@ def propose(
     assigned: dict[str | None, list[Found]] = {}
     for f in found:
         assigned.setdefault(f.section_key, []).append(f)
-    proposals: list[SectionProposal] = []
     writable = [s for s in sections if s.level >= 1]
+    orphans = assigned.pop(None, [])
+    if len(orphans) == 1 and writable:  # one stray page: the closest section takes it
+        target = _orphan_target(orphans[0], sections)
+        if target is not None:
+            assigned.setdefault(target, []).append(orphans[0])
+        orphans = []
+    # A resumed run keeps the proposals it already wrote (no second writer call).
+    done = {p.key: p for p in proposals_of(session, run.id)}
+    proposals: list[SectionProposal] = []
     for k, section in enumerate(sections):
+        if section.key in done:
+            proposals.append(done[section.key])
+            continue
         progress(f"writing section {k + 1}/{len(sections)}")
-        proposals.append(
-            _propose_section(
-                report, run, meter, writer, section, by_marker, assigned.get(section.key, []), k
-            )
+        proposal = _propose_section(
+            report, run, meter, writer, section, by_marker, assigned.get(section.key, []), k
         )
-    orphans = assigned.get(None, [])
-    if len(orphans) >= 2 or (orphans and not writable):
-        proposals.extend(_propose_added(report, run, meter, writer, orphans, sections, cfg))
-    elif orphans:  # one stray page: the closest section takes it as an extension
-        _attach_orphan(proposals, orphans[0], report, run, meter, writer, by_marker, sections)
-    for p in proposals:
-        session.add(p)
+        session.add(proposal)
+        proposals.append(proposal)
+    added = [p for p in done.values() if p.action == "add"]
+    if added:
+        proposals.extend(added)
+    elif orphans:
+        progress("writing new sections")
+        for proposal in _propose_added(report, run, meter, writer, orphans, sections, cfg):
+            session.add(proposal)
+            proposals.append(proposal)
     actions = dict.fromkeys(("keep", "revise", "extend", "add", "remove"), 0)
     for p in proposals:
         actions[p.action] += 1
@@ -112,6 +125,24 @@ def propose(
     }
     session.add(run)
     return {"actions": actions, "evidence": run.summary["evidence"]}
+
+
+def _orphan_target(orphan: Found, sections: list[Any]) -> str | None:
+    """The section a single unplaced page fits best, if it fits any at all."""
+    from core.evidence import _place
+
+    ev = orphan.evidence
+    placed = _place(
+        [(ev.url, ev.title, ev.content[:4000])],
+        [(s.key, s.heading, s.body) for s in sections],
+        scored=True,
+    )
+    key, score = placed[ev.url]
+    if key is None and score <= 0:
+        return None
+    if key is not None:
+        return key
+    return next((s.key for s in sections if s.heading), None)
 
 
 def _markers(body: str) -> list[int]:
@@ -290,38 +321,6 @@ def _propose_added(
     return out
 
 
-def _attach_orphan(
-    proposals: list[SectionProposal],
-    orphan: Found,
-    report: Report,
-    run: UpdateRun,
-    meter: CostMeter,
-    writer: Writer,
-    by_marker: dict[int, Checked],
-    sections: list[Any],
-) -> None:
-    """A single unplaced page is offered to the section it fits best, if any fits at all."""
-    from core.evidence import _place
-
-    placed = _place(
-        [(orphan.evidence.url, orphan.evidence.title, orphan.evidence.content[:4000])],
-        [(s.key, s.heading, s.body) for s in sections],
-        scored=True,
-    )
-    key, score = placed[orphan.evidence.url]
-    if key is None and score <= 0:
-        return
-    idx = next(
-        (i for i, s in enumerate(sections) if s.heading and (key is None or s.key == key)), None
-    )
-    if idx is None:
-        return
-    orphan.score = score
-    proposals[idx] = _propose_section(
-        report, run, meter, writer, sections[idx], by_marker, [orphan], idx
-    )
-
-
 def begin_update(report_ref: int | str, *, as_of: datetime | None = None) -> int:
     """Validate and register an update run; returns its id at once (work not started)."""
     from core.db import session_scope
@@ -371,3 +370,62 @@ def update_report(
 ) -> dict[str, Any]:
     """Propose an update as of ``as_of``; with approve_all, commit it too (CLI `update`)."""
     return execute_update(begin_update(report_ref, as_of=as_of), approve_all=approve_all)
+
+
+STALE_AFTER_SECONDS = 120  # a running run with no checkpoint for this long has no live worker
+
+
+def _worker_alive(run: UpdateRun) -> bool:
+    """Is some process still doing this run's work?"""
+    import os
+    import socket
+
+    host, _, pid = (run.worker or "").rpartition(":")
+    if host == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return int(pid) != os.getpid()
+    if run.heartbeat_at is None:
+        return False
+    return (utcnow() - as_utc(run.heartbeat_at)).total_seconds() < STALE_AFTER_SECONDS
+
+
+def resume_run(run_id: int, *, approve_all: bool = False) -> dict[str, Any]:
+    """Continue an update run that was killed or failed, reusing the snapshots and section
+    proposals it already has (CLI `resume`, and offered in the app)."""
+    from core.db import session_scope
+    from core.runs import busy_message, open_run_for, worker_id
+
+    with session_scope() as session:
+        run = session.get(UpdateRun, int(run_id))
+        if run is None:
+            raise EvergreenError(f"No run {run_id}.")
+        if run.kind != "update":
+            raise EvergreenError(
+                f"Run {run.id} is a {run.kind}; only updates resume (start it again instead)."
+            )
+        if run.status in ("committed", "awaiting_review"):
+            raise EvergreenError(f"Run {run.id} is {run.status}: there is nothing to resume.")
+        if run.status in ("running", "cancelling") and _worker_alive(run):
+            raise EvergreenError(
+                f"Run {run.id} is still being worked on by {run.worker}; watch it instead."
+            )
+        other = open_run_for(session, run.report_id)
+        if other is not None and other.id != run.id:
+            raise EvergreenError(busy_message(other))
+        report = session.get(Report, run.report_id)
+        base = get_version(session, report)
+        if run.base_version_id is not None and base.id != run.base_version_id:
+            raise EvergreenError(
+                f"Report {report.id} moved on to version {base.number} since run {run.id} "
+                "started; start a new update."
+            )
+        run.status, run.error, run.finished_at = "running", None, None
+        run.worker, run.heartbeat_at = worker_id(), utcnow()
+        run.progress = "resuming"
+        session.add(run)
+    return execute_update(int(run_id), approve_all=approve_all)

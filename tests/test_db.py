@@ -43,3 +43,35 @@ def test_committed_version_is_immutable(workspace: Path) -> None:
         s.flush()
     with session_scope() as s:
         assert s.get(ReportVersion, 1).title == "t"
+
+
+def test_upgrade_closes_duplicate_open_runs(tmp_path: Path) -> None:
+    """A 0001 database with two open runs of one report upgrades cleanly."""
+    import sqlalchemy as sa
+    from alembic import command
+
+    from core.db import alembic_config
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    command.upgrade(alembic_config(url), "0001")
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO report (id, title, query, source, settings, next_marker, created_at) "
+                "VALUES (1, 't', 'q', 'sample', '{}', 1, '2024-01-01 00:00:00')"
+            )
+        )
+        for run_id in (1, 2):
+            conn.execute(
+                sa.text(
+                    "INSERT INTO updaterun (id, report_id, kind, as_of, status, progress, summary, "
+                    "timings, started_at) VALUES (:i, 1, 'update', '2024-01-01 00:00:00', "
+                    "'running', '', '{}', '{}', '2024-01-01 00:00:00')"
+                ),
+                {"i": run_id},
+            )
+    command.upgrade(alembic_config(url), "head")
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT id, status FROM updaterun ORDER BY id")).all()
+    assert rows == [(1, "failed"), (2, "running")]

@@ -1,0 +1,115 @@
+"""Crash safety with real processes: kill -9 mid-run, then resume without refetching."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from sqlmodel import select
+
+from core.db import session_scope
+from core.errors import EvergreenError
+from core.models import CostEvent, ReportVersion, SectionProposal, Snapshot, UpdateRun
+from core.sources.corpus import add_corpus
+from tests.conftest import write_jsonl
+from tests.test_engine import corpus_records, make_report
+
+
+def cli(workspace: Path, *args: str, faults: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "EVERGREEN_HOME": str(workspace)}
+    env.pop("EVERGREEN_FAULTS", None)
+    if faults:
+        env["EVERGREEN_FAULTS"] = faults
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def report(workspace: Path, tmp_path: Path) -> int:
+    add_corpus("fx", write_jsonl(tmp_path / "fx.jsonl", corpus_records()))
+    return make_report("corpus:fx")
+
+
+def _state() -> tuple[list[ReportVersion], UpdateRun]:
+    with session_scope() as s:
+        versions = list(s.exec(select(ReportVersion)).all())
+        run = s.exec(select(UpdateRun).order_by(UpdateRun.id.desc())).first()
+        return versions, run
+
+
+@pytest.mark.parametrize("where", ["kill@fetch:2", "kill@write:1", "kill@commit:1"])
+def test_kill_minus_nine_then_resume(workspace: Path, report: int, where: str) -> None:
+    killed = cli(
+        workspace, "update", str(report), "--as-of", "2024-06-30", "--approve-all", faults=where
+    )
+    assert killed.returncode == -9  # SIGKILL, for real
+    versions, run = _state()
+    assert [v.number for v in versions] == [1]  # the committed version is intact
+    assert run.status == "running" and run.kind == "update"
+    with session_scope() as s:
+        fetched_before = len(s.exec(select(Snapshot).where(Snapshot.run_id == run.id)).all())
+        drafts_before = len(
+            s.exec(select(SectionProposal).where(SectionProposal.run_id == run.id)).all()
+        )
+    again = cli(workspace, "update", str(report), "--as-of", "2024-06-30")
+    assert again.returncode == 1 and f"Run {run.id}" in again.stderr  # one run, not two
+    resumed = cli(workspace, "resume", str(run.id), "--approve-all", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    result = json.loads(resumed.stdout)
+    assert result["version"] == 2 and result["stale_citations"] == 0
+    with session_scope() as s:
+        snaps = s.exec(select(Snapshot).where(Snapshot.run_id == run.id)).all()
+        per_source = {}
+        for snap in snaps:
+            per_source.setdefault((snap.source_id, snap.as_of), []).append(snap.id)
+        assert all(len(ids) == 1 for ids in per_source.values())  # nothing fetched twice
+        assert len(snaps) >= fetched_before
+        props = s.exec(select(SectionProposal).where(SectionProposal.run_id == run.id)).all()
+        assert len({p.key for p in props}) == len(props)  # no section drafted twice
+        assert len(props) >= drafts_before
+        assert s.exec(select(CostEvent).where(CostEvent.run_id == run.id)).all()
+
+
+def test_resume_refuses_live_or_finished_runs(workspace: Path, report: int) -> None:
+    from core.dates import parse_as_of
+    from core.update import resume_run, update_report
+
+    result = update_report(report, as_of=parse_as_of("2024-06-30"))
+    with pytest.raises(EvergreenError, match="awaiting_review: there is nothing to resume"):
+        resume_run(result["run_id"])
+
+
+def test_two_updates_at_once_give_one_run(workspace: Path, report: int) -> None:
+    from core.dates import parse_as_of
+    from core.update import begin_update
+
+    barrier = threading.Barrier(4)
+    outcomes: list[object] = []
+
+    def go() -> None:
+        barrier.wait()
+        try:
+            outcomes.append(begin_update(report, as_of=parse_as_of("2024-06-30")))
+        except EvergreenError as exc:
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=go) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    run_ids = [o for o in outcomes if isinstance(o, int)]
+    refused = [o for o in outcomes if isinstance(o, EvergreenError)]
+    assert len(run_ids) == 1 and len(refused) == 3
+    assert all(f"Run {run_ids[0]}" in str(e) and "in progress" in str(e) for e in refused)
+    assert all("database is locked" not in str(e) for e in refused)

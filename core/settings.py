@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -71,12 +72,52 @@ class Settings(BaseSettings):
     budget_usd: float | None = _env("EVERGREEN_BUDGET_USD", "budget_usd")
     tavily_api_key: SecretStr | None = _env("TAVILY_API_KEY", "tavily_api_key")
     tavily_base_url: str | None = _env("TAVILY_BASE_URL", "tavily_base_url")
-    fetch_allowlist: list[str] = Field(
+    fetch_allowlist: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         validation_alias=AliasChoices("EVERGREEN_FETCH_ALLOWLIST", "fetch_allowlist"),
-        description="Hosts or CIDR ranges allowed despite the private-address policy.",
+        description="Hosts or CIDR ranges allowed despite the private-address policy "
+        "(comma-separated in the environment, e.g. '127.0.0.1,intranet.example,10.0.0.0/8').",
     )
     prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    # -- web search and fetching (source "web") ------------------------------------------
+    tavily_raw_content: bool = Field(
+        default=True,
+        validation_alias=AliasChoices("EVERGREEN_TAVILY_RAW_CONTENT", "tavily_raw_content"),
+        description="Ask Tavily for each hit's page text, saving a fetch in the same run.",
+    )
+    fetch_browser: Literal["auto", "chromium", "http"] = Field(
+        default="auto",
+        validation_alias=AliasChoices("EVERGREEN_FETCH_BROWSER", "fetch_browser"),
+        description="auto: Chromium if installed, else plain HTTP; chromium: require it.",
+    )
+    chromium_path: str | None = _env("EVERGREEN_CHROMIUM", "chromium_path")
+    fetch_timeout: float = Field(
+        default=30.0, validation_alias=AliasChoices("EVERGREEN_FETCH_TIMEOUT", "fetch_timeout")
+    )
+    fetch_max_bytes: int = Field(
+        default=5_000_000,
+        validation_alias=AliasChoices("EVERGREEN_FETCH_MAX_BYTES", "fetch_max_bytes"),
+    )
+    fetch_per_host: int = Field(
+        default=2, ge=1, validation_alias=AliasChoices("EVERGREEN_FETCH_PER_HOST", "fetch_per_host")
+    )
+    fetch_delay: float = Field(
+        default=0.5,
+        ge=0,
+        validation_alias=AliasChoices("EVERGREEN_FETCH_DELAY", "fetch_delay"),
+        description="Seconds between two requests to the same host (politeness).",
+    )
+
+    @field_validator("fetch_allowlist", mode="before")
+    @classmethod
+    def _split_allowlist(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().startswith("["):
+            import json
+
+            return json.loads(value)
+        if isinstance(value, str):
+            return [part.strip() for part in value.replace(";", ",").split(",") if part.strip()]
+        return value
 
     @classmethod
     def settings_customise_sources(
@@ -107,6 +148,13 @@ class Settings(BaseSettings):
             "tavily_api_key": "set" if self.tavily_api_key else "not set",
             "web_search": "tavily" if self.tavily_api_key else "off",
             "fetch_allowlist": self.fetch_allowlist,
+            "fetch": {
+                "browser": self.fetch_browser,
+                "timeout": self.fetch_timeout,
+                "max_bytes": self.fetch_max_bytes,
+                "per_host": self.fetch_per_host,
+                "delay": self.fetch_delay,
+            },
             "budget": {"tokens": self.budget_tokens, "usd": self.budget_usd},
             "config_file": str(config_file()),
         }

@@ -37,8 +37,18 @@ def providers_for(source: str) -> Providers:
         corpus = Corpus.open(source.removeprefix("corpus:"))
         return Providers(corpus, corpus, temporal=True)
     if source == "web":
-        raise EvergreenError(
-            "Web sources (Tavily search, crawl4ai fetching) are not available in this build; "
-            "use source 'sample' or 'corpus:NAME'."
-        )
+        return web_providers()
     raise EvergreenError(f"Unknown source {source!r}: use sample, corpus:NAME or web.")
+
+
+def web_providers() -> Providers:
+    """Tavily search + crawl4ai fetching, sharing the pages a search returns in full.
+    Not temporal: the web is fetched as it is now."""
+    from core.settings import get_settings
+    from core.sources.tavily import RawContentCache, TavilySearch
+    from core.sources.web import WebFetcher
+
+    settings = get_settings()
+    cache = RawContentCache()
+    search = TavilySearch.from_settings(settings, cache)  # a clear error without a key
+    return Providers(search, WebFetcher.from_settings(settings, cache), temporal=False)

@@ -18,4 +18,9 @@ def get_writer(name: str | None = None) -> Writer:
         from core.writers.offline import OfflineWriter
 
         return OfflineWriter()
+    if name == "openai":
+        from core.settings import get_settings
+        from core.writers.llm import LlmWriter
+
+        return LlmWriter.from_settings(get_settings())
     raise EvergreenError(f"Unknown writer {name!r}: choose one of {', '.join(WRITERS)}.")

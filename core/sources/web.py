@@ -1,0 +1,507 @@
+"""Fetching live web pages with crawl4ai, rendered by Debian's Chromium when present.
+
+crawl4ai's own browser download does not work offline, so the fetcher starts the
+system Chromium itself (headless, on a DevTools port it picks, in a private profile)
+and attaches crawl4ai to it over CDP; with no Chromium it falls back to crawl4ai's
+HTTP strategy (no JavaScript) with a one-line warning.
+
+The engine calls ``fetch`` from worker threads at once, so all crawling happens on one
+asyncio loop in a dedicated thread; ``fetch`` submits to it and waits. Per host, at
+most ``per_host`` requests run at a time and consecutive request starts are ``delay``
+seconds apart. Each URL (and any redirect target) must pass the URL policy; HTML and
+text pages become Markdown / text, PDFs become text (pypdf), anything else is refused;
+a page bigger than ``max_bytes`` is refused. 404 and 410 mean the page is gone
+(PageNotFound). ``close()`` stops the crawler and the browser.
+
+Pages a search already returned in full (RawContentCache) are not fetched again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import io
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from core.dates import utcnow
+from core.errors import EvergreenError
+from core.sources.base import FetchedPage, PageNotFound, canonical_url
+from core.sources.tavily import RawContentCache
+from core.sources.urlpolicy import UrlPolicy
+
+log = logging.getLogger("evergreen.web")
+
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/lib/chromium/chromium", "chromium")
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+TEXT_TYPES = ("text/plain", "text/markdown", "text/x-markdown", "text/csv")
+PDF_TYPES = ("application/pdf", "application/x-pdf")
+GONE = (404, 410)
+_STATUS_IN_ERROR = re.compile(r"\bHTTP (\d{3})\b")
+
+
+def find_chromium(path: str | None = None) -> str | None:
+    """The Chromium executable to drive: ``path`` if given, else Debian's."""
+    for candidate in [path] if path else list(CHROMIUM_CANDIDATES):
+        found = shutil.which(candidate) if candidate else None
+        if found:
+            return found
+    return None
+
+
+_LOOP: asyncio.AbstractEventLoop | None = None
+_LOOP_LOCK = threading.Lock()
+
+
+def _shared_loop() -> asyncio.AbstractEventLoop:
+    """The one event loop (in a daemon thread) all crawling runs on. One per process,
+    not per fetcher: crawl4ai keeps class-level asyncio locks bound to the first loop
+    that uses them, so a second loop would fail under contention."""
+    global _LOOP
+    with _LOOP_LOCK:
+        if _LOOP is None or _LOOP.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="evergreen-web", daemon=True).start()
+            _LOOP = loop
+        return _LOOP
+
+
+class _Chromium:
+    """A headless Chromium this process started, reachable over CDP on 127.0.0.1."""
+
+    def __init__(self, executable: str, timeout: float = 20.0) -> None:
+        self.profile = tempfile.mkdtemp(prefix="evergreen-chromium-")
+        args = [
+            executable,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--remote-debugging-port=0",
+            "--remote-debugging-address=127.0.0.1",
+            f"--user-data-dir={self.profile}",
+            "about:blank",
+        ]
+        self.proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: close() ends all its children
+        )
+        port_file = Path(self.profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + timeout
+        while True:
+            text = port_file.read_text() if port_file.exists() else ""
+            if text.strip():
+                self.port = int(text.split()[0])
+                break
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError("Chromium did not open its DevTools port")
+            time.sleep(0.05)
+
+    @property
+    def cdp_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+class WebFetcher:
+    """Fetcher for live web pages (not temporal: always the page as it is now)."""
+
+    name = "web"
+
+    def __init__(
+        self,
+        *,
+        policy: UrlPolicy | None = None,
+        cache: RawContentCache | None = None,
+        browser: str = "auto",  # auto | chromium | http
+        chromium: str | None = None,
+        timeout: float = 30.0,
+        max_bytes: int = 5_000_000,
+        max_chars: int = 300_000,
+        per_host: int = 2,
+        delay: float = 0.5,
+    ) -> None:
+        if browser not in ("auto", "chromium", "http"):
+            raise EvergreenError(f"Unknown browser setting {browser!r}: auto, chromium or http.")
+        self.policy = policy or UrlPolicy()
+        self.cache = cache
+        self.browser = browser
+        self.chromium = chromium
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self.max_chars = max_chars
+        self.per_host = max(1, per_host)
+        self.delay = max(0.0, delay)
+        self.mode: str | None = None  # chromium | http, once started
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._reset_async_state()
+
+    def _reset_async_state(self) -> None:
+        self._start_lock: asyncio.Lock | None = None
+        self._crawler: Any = None
+        self._http: Any = None
+        self._browser: _Chromium | None = None
+        self._downloads: str | None = None
+        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._next_start: dict[str, float] = {}
+
+    @classmethod
+    def from_settings(cls, settings: Any, cache: RawContentCache | None = None) -> WebFetcher:
+        return cls(
+            policy=UrlPolicy.from_allowlist(settings.fetch_allowlist),
+            cache=cache,
+            browser=settings.fetch_browser,
+            chromium=settings.chromium_path,
+            timeout=settings.fetch_timeout,
+            max_bytes=settings.fetch_max_bytes,
+            per_host=settings.fetch_per_host,
+            delay=settings.fetch_delay,
+        )
+
+    # -- the Fetcher protocol ------------------------------------------------------------
+    def fetch(self, url: str, as_of: datetime | None = None) -> FetchedPage:
+        """The page as it is now (``as_of`` is ignored: the live web is not temporal)."""
+        url = canonical_url(url)
+        cached = self.cache.get(url) if self.cache is not None else None
+        if cached is not None:
+            title, content = cached
+            return FetchedPage(
+                url=url,
+                title=title,
+                content=content[: self.max_chars],
+                fetched_at=utcnow(),
+                meta={"via": "search raw content"},
+            )
+        self.policy.check(url)
+        future = asyncio.run_coroutine_threadsafe(self._fetch(url), self._ensure_loop())
+        try:
+            return future.result(timeout=self.timeout * 2 + 30)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise EvergreenError(f"Cannot fetch {url}: no answer in time.") from None
+
+    def close(self) -> None:
+        """Stop the crawler and the browser; a later fetch starts them again."""
+        with self._lock:
+            loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._aclose(), loop).result(timeout=20)
+        if self._browser is not None:  # if the async close did not get to it
+            self._browser.close()
+        self._reset_async_state()
+
+    def __enter__(self) -> WebFetcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the loop thread -------------------------------------------------------------------
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            self._loop = _shared_loop()
+            return self._loop
+
+    async def _start(self) -> None:
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if self._crawler is not None:
+                return
+            os.environ.setdefault("CRAWL4AI_NO_CLOUD_NOTICE", "1")
+            if self.browser != "http":
+                executable = find_chromium(self.chromium)
+                if executable is None:
+                    if self.browser == "chromium":
+                        raise EvergreenError(
+                            "No Chromium found for web fetching: install Debian's chromium "
+                            "(apt-get install chromium) or set EVERGREEN_FETCH_BROWSER=http."
+                        )
+                    log.warning(
+                        "No Chromium found: fetching with crawl4ai's HTTP strategy "
+                        "(no JavaScript rendering)."
+                    )
+                else:
+                    try:
+                        await self._start_browser(executable)
+                        return
+                    except Exception as exc:
+                        if self.browser == "chromium":
+                            raise EvergreenError(f"Chromium would not start: {exc}") from None
+                        log.warning(
+                            "Chromium would not start (%s): fetching with crawl4ai's HTTP "
+                            "strategy (no JavaScript rendering).",
+                            exc,
+                        )
+            self._crawler = await self._http_crawler()
+            self.mode = "http"
+
+    async def _start_browser(self, executable: str) -> None:
+        from crawl4ai import AsyncWebCrawler, BrowserConfig
+
+        browser = await asyncio.to_thread(_Chromium, executable)
+        try:
+            crawler = AsyncWebCrawler(
+                config=BrowserConfig(
+                    cdp_url=browser.cdp_url,
+                    headless=True,
+                    verbose=False,
+                    # a context per crawl: with the default one, concurrent crawls over
+                    # CDP sometimes find their page closed under them
+                    create_isolated_context=True,
+                )
+            )
+            await crawler.start()
+        except BaseException:
+            browser.close()
+            raise
+        self._browser, self._crawler, self.mode = browser, crawler, "chromium"
+
+    async def _http_crawler(self) -> Any:
+        if self._http is None:
+            from crawl4ai import AsyncWebCrawler, BrowserConfig
+            from crawl4ai.async_configs import HTTPCrawlerConfig
+            from crawl4ai.async_crawler_strategy import AsyncHTTPCrawlerStrategy
+
+            self._downloads = tempfile.mkdtemp(prefix="evergreen-downloads-")
+            strategy = AsyncHTTPCrawlerStrategy(
+                browser_config=HTTPCrawlerConfig(downloads_path=self._downloads)
+            )
+            crawler = AsyncWebCrawler(
+                crawler_strategy=strategy, config=BrowserConfig(verbose=False)
+            )
+            await crawler.start()
+            self._http = crawler
+        return self._http
+
+    async def _aclose(self) -> None:
+        for crawler in {id(c): c for c in (self._crawler, self._http) if c is not None}.values():
+            with contextlib.suppress(Exception):
+                await crawler.close()
+        if self._browser is not None:
+            await asyncio.to_thread(self._browser.close)
+            self._browser = None
+        if self._downloads:
+            shutil.rmtree(self._downloads, ignore_errors=True)
+
+    @contextlib.asynccontextmanager
+    async def _host_slot(self, host: str) -> AsyncIterator[None]:
+        """At most ``per_host`` requests to a host at once, starts ``delay`` apart."""
+        slot = self._slots.setdefault(host, asyncio.Semaphore(self.per_host))
+        async with slot:
+            loop = asyncio.get_running_loop()
+            now = loop.time()
+            start = max(now, self._next_start.get(host, 0.0))
+            self._next_start[host] = start + self.delay
+            if start > now:
+                await asyncio.sleep(start - now)
+            yield
+
+    # -- one page ---------------------------------------------------------------------------
+    def _run_config(self) -> Any:
+        from crawl4ai import CacheMode, CrawlerRunConfig
+
+        return CrawlerRunConfig(
+            cache_mode=CacheMode.BYPASS,
+            page_timeout=int(self.timeout * 1000),
+            verbose=False,
+        )
+
+    async def _fetch(self, url: str) -> FetchedPage:
+        await self._start()
+        pdf_like = urlsplit(url).path.lower().endswith(".pdf")
+        async with self._host_slot(urlsplit(url).netloc):
+            crawler = await self._http_crawler() if pdf_like else self._crawler
+            result = await crawler.arun(url, config=self._run_config())
+            if result.status_code is None and "has been closed" in str(result.error_message):
+                result = await crawler.arun(url, config=self._run_config())  # a browser race
+            page = await self._page(url, result, via="http" if pdf_like else str(self.mode))
+            if page is None:  # a PDF the browser cannot read: download it instead
+                http = await self._http_crawler()
+                result = await http.arun(url, config=self._run_config())
+                page = await self._page(url, result, via="http")
+        if page is None:
+            raise EvergreenError(f"Cannot fetch {url}: the PDF could not be downloaded.")
+        return page
+
+    async def _page(self, url: str, result: Any, via: str) -> FetchedPage | None:
+        status = result.status_code
+        error = str(result.error_message or "")
+        if status is None:
+            m = _STATUS_IN_ERROR.search(error)
+            status = int(m.group(1)) if m else None
+        if status in GONE:
+            raise PageNotFound(f"{url} is gone (HTTP {status}).")
+        if status is None:
+            raise EvergreenError(f"Cannot fetch {url}: {_short_error(error)}")
+        if status >= 400:
+            raise EvergreenError(f"Cannot fetch {url}: HTTP {status}.")
+        final = canonical_url(result.redirected_url or url)
+        if final != url:
+            await asyncio.to_thread(self.policy.check, final)
+        headers = {str(k).lower(): str(v) for k, v in (result.response_headers or {}).items()}
+        ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+        if 300 <= status < 400:  # the browser followed a redirect; headers are the hop's
+            ctype, headers = "", {}
+        declared = (
+            int(headers.get("content-length") or 0)
+            if headers.get("content-length", "").isdigit()
+            else 0
+        )
+        files = list(result.downloaded_files or [])
+        if ctype in PDF_TYPES or any(str(f).lower().endswith(".pdf") for f in files):
+            if not files:
+                return None if via != "http" else self._refuse_empty_pdf(url)
+            data = _read_and_remove(files)
+            self._check_size(url, max(declared, len(data)))
+            title, content = pdf_to_text(data, url)
+            return self._finish(url, final, title, content, via, status, ctype, headers)
+        for f in files:  # any other download is not wanted
+            with contextlib.suppress(OSError):
+                os.remove(f)
+        if ctype and ctype not in HTML_TYPES and not ctype.startswith("text/"):
+            raise EvergreenError(
+                f"Cannot use {url}: its content type {ctype} is neither HTML, text nor PDF."
+            )
+        html = result.html or ""
+        self._check_size(url, max(declared, len(html.encode("utf-8", "ignore"))))
+        if ctype in TEXT_TYPES or (ctype.startswith("text/") and ctype not in HTML_TYPES):
+            text = html if via == "http" else _html_text(html)
+            title = ""
+        else:
+            markdown = result.markdown
+            text = getattr(markdown, "raw_markdown", None) or str(markdown or "")
+            title = str((result.metadata or {}).get("title") or "")
+        if not text.strip():
+            raise EvergreenError(f"Cannot use {url}: the page has no readable text.")
+        return self._finish(url, final, title, text, via, status, ctype or "text/html", headers)
+
+    def _finish(
+        self,
+        url: str,
+        final: str,
+        title: str,
+        content: str,
+        via: str,
+        status: int,
+        ctype: str,
+        headers: dict[str, str],
+    ) -> FetchedPage:
+        content = content.replace("\r\n", "\n").replace("\x00", "").strip() + "\n"
+        meta: dict[str, object] = {"via": via, "status": status, "content_type": ctype}
+        if final != url:
+            meta["final_url"] = final
+        if len(content) > self.max_chars:
+            content = content[: self.max_chars]
+            meta["truncated"] = True
+        if not title:
+            heading = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", content, re.M)
+            title = heading.group(1) if heading else url
+        return FetchedPage(
+            url=url,
+            title=" ".join(title.split())[:300],
+            content=content,
+            fetched_at=utcnow(),
+            published=_last_modified(headers),
+            meta=meta,
+        )
+
+    def _check_size(self, url: str, size: int) -> None:
+        if size > self.max_bytes:
+            raise EvergreenError(
+                f"Cannot use {url}: {size:,} bytes is over the {self.max_bytes:,}-byte limit "
+                "(EVERGREEN_FETCH_MAX_BYTES)."
+            )
+
+    @staticmethod
+    def _refuse_empty_pdf(url: str) -> FetchedPage:
+        raise EvergreenError(f"Cannot use {url}: the PDF came back empty.")
+
+
+# -- helpers -------------------------------------------------------------------------------
+def pdf_to_text(data: bytes, url: str) -> tuple[str, str]:
+    """(title, text) of a PDF, with pypdf."""
+    try:
+        import pypdf
+    except ImportError:
+        raise EvergreenError(f"Cannot use {url}: reading PDFs needs pypdf.") from None
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        pages = [page.extract_text() or "" for page in reader.pages[:300]]
+        title = str((reader.metadata or {}).get("/Title") or "")
+    except Exception as exc:
+        raise EvergreenError(f"Cannot use {url}: unreadable PDF ({exc}).") from None
+    text = "\n\n".join(p.strip() for p in pages if p.strip())
+    if not text:
+        raise EvergreenError(f"Cannot use {url}: the PDF has no extractable text.")
+    return title, text
+
+
+def _read_and_remove(files: list[str]) -> bytes:
+    data = b""
+    for f in files:
+        with contextlib.suppress(OSError):
+            data = data or Path(f).read_bytes()
+            os.remove(f)
+    return data
+
+
+def _html_text(html: str) -> str:
+    from core.sources.corpus import html_to_text
+
+    return html_to_text(html)[0]
+
+
+def _last_modified(headers: dict[str, str]) -> datetime | None:
+    value = headers.get("last-modified")
+    if not value:
+        return None
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _short_error(error: str) -> str:
+    text = error.strip().splitlines()[-1] if error.strip() else "the request failed"
+    text = re.sub(r"^.*?Error:\s*", "", text)
+    text = re.sub(r"\s*\(\S+\.py\)", "", text)
+    return " ".join(text.split())[:200] or "the request failed"

@@ -1,0 +1,741 @@
+"""The LLM writer: any OpenAI-compatible chat server (OpenAI, vLLM, Ollama, llama.cpp).
+
+Each writer operation renders one versioned template from ``prompts/`` and asks for
+structured output (``chat.completions.parse`` with a pydantic model; servers that refuse
+``json_schema``, as llama.cpp does, get ``json_object`` plus the schema instead). Replies
+are validated with pydantic and checked (citations, headings, emptiness); an unusable
+reply gets one repair round, then the writer raises WriterFailed and the engine keeps
+that section as it was.
+
+Every HTTP call is recorded with ``core.costs.record`` (tokens from ``usage``, cached
+tokens, $ from the price table) under the engine's current stage, and logged with its
+prompt ``name@version`` to the workspace's ``logs/llm_calls.jsonl`` (see CALL_LOG).
+Transient failures (429 honouring Retry-After, 5xx, timeouts, dropped connections) are
+retried with exponential backoff and jitter; a per-run token / $ budget is checked before
+each call. Fetched text is untrusted: it only ever enters a prompt inside ``<source>``
+tags, with the instruction not to follow directions found there.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_random_exponential
+
+from core import costs
+from core.errors import EvergreenError
+from core.report_state import cited_markers, escape_heading_lines
+from core.writers.base import (
+    BudgetExceeded,
+    Draft,
+    Evidence,
+    EvidenceChange,
+    OutlineItem,
+    WriterFailed,
+)
+from core.writers.offline import OfflineWriter
+from core.writers.prompts import Prompt, load_prompt
+
+log = logging.getLogger("evergreen.llm")
+T = TypeVar("T", bound=BaseModel)
+
+CALL_LOG = "logs/llm_calls.jsonl"  # relative to the workspace folder
+
+
+# -- structured outputs ------------------------------------------------------------------
+class QueryPlan(BaseModel):
+    queries: list[str]
+
+
+class OutlineSection(BaseModel):
+    heading: str
+    source_ids: list[int]
+
+
+class OutlinePlan(BaseModel):
+    sections: list[OutlineSection]
+
+
+class SectionText(BaseModel):
+    body: str
+
+
+class ChangeSummary(BaseModel):
+    summary: str
+
+
+class _Invalid(Exception):
+    """A reply that parsed but cannot be used; its message goes into the repair prompt."""
+
+
+@dataclass
+class CallRecord:
+    """One HTTP call to the model server, as logged (never the prompt text or a key)."""
+
+    at: str
+    writer: str  # this writer instance (one per run)
+    stage: str
+    prompt: str  # name@version
+    model: str
+    mode: str  # json_schema | json_object
+    status: str  # ok (valid for the schema) | invalid | http 429 | timeout | ...
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached_tokens: int = 0
+    usd: float = 0.0
+    seconds: float = 0.0
+
+
+# -- citation and body hygiene -----------------------------------------------------------
+_CITE = re.compile(r"([ \t]?)(?<![\\!])\[(\d{1,6}(?:\s*[-–,;]\s*\d{1,6})*)\](?!\()")
+_MD_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((?:https?|ftp|mailto):[^)\s]*(?:\s+\"[^\"]*\")?\)")
+_LEADING_HEADING = re.compile(r"\A\s*#{1,6}[ \t]+([^\n]*)\n+")
+
+
+def _ids(group: str) -> list[int]:
+    out: list[int] = []
+    for part in re.split(r"\s*[,;]\s*", group):
+        lo_hi = re.split(r"\s*[-–]\s*", part)
+        lo, hi = int(lo_hi[0]), int(lo_hi[-1])
+        if lo <= hi and hi - lo <= 50:
+            out.extend(range(lo, hi + 1))
+    return out
+
+
+def filter_citations(body: str, allowed: set[int]) -> tuple[str, list[int]]:
+    """The body with every citation id outside ``allowed`` removed, and the dropped ids
+    (one entry per dropped occurrence)."""
+    dropped: list[int] = []
+
+    def fix(m: re.Match[str]) -> str:
+        ids = _ids(m.group(2))
+        keep = [i for i in dict.fromkeys(ids) if i in allowed]
+        dropped.extend(i for i in ids if i not in allowed)
+        if len(keep) == len(set(ids)):
+            return m.group(0)
+        if keep:
+            return f"{m.group(1)}[{', '.join(map(str, keep))}]"
+        return m.group(1) if m.string[m.end() : m.end() + 1] == "[" else ""
+
+    return _CITE.sub(fix, body), dropped
+
+
+def clean_body(body: str, heading: str) -> str:
+    """Model prose made safe for a section body: no leading copy of the heading, no
+    Markdown links (only [n] citations name sources), no heading lines."""
+    text = body.replace("\r\n", "\n").strip()
+    m = _LEADING_HEADING.match(text)
+    if m and m.group(1).strip(" #*").casefold() == heading.strip().casefold():
+        text = text[m.end() :]
+    text = _MD_LINK.sub(r"\1", text)
+    text = re.sub(r"\n{3,}", "\n\n", text).strip()
+    return escape_heading_lines(text)
+
+
+def quote_source(ev: Evidence, limit: int) -> str:
+    """A source as quoted, delimited, untrusted material."""
+    content = re.sub(r"\n{3,}", "\n\n", ev.content.strip())
+    if len(content) > limit:
+        content = content[:limit].rsplit(" ", 1)[0] + " […]"
+    # Nothing inside may close (or open) the delimiter.
+    content = re.sub(r"<(/?)(source|current_section)", r"&lt;\1\2", content, flags=re.I)
+    title = " ".join((ev.title or ev.url).split()).replace("<", "&lt;")
+    return f'<source id="{ev.marker}">\ntitle: {title}\nurl: {ev.url}\n---\n{content}\n</source>'
+
+
+def _one_line(text: str | None, limit: int = 400) -> str:
+    flat = " ".join((text or "").split())
+    flat = re.sub(r"<(/?)(source|current_section)", r"&lt;\1\2", flat, flags=re.I)
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# -- the writer --------------------------------------------------------------------------
+class LlmWriter:
+    """Implements core.writers.base.Writer against an OpenAI-compatible server."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        client: openai.OpenAI,
+        *,
+        planner: str,
+        writer: str,
+        summariser: str,
+        price_for: Callable[[str], Any] | None = None,
+        budget_tokens: int | None = None,
+        budget_usd: float | None = None,
+        secrets: Sequence[str] = (),
+        attempts: int = 4,
+        backoff: float = 1.0,
+        backoff_max: float = 30.0,
+        max_retry_after: float = 60.0,
+        source_chars: int = 6000,
+        bundle_chars: int = 40000,
+        log_path: Path | None = None,
+    ) -> None:
+        self.client = client
+        self.models = {"planner": planner, "writer": writer, "summariser": summariser}
+        self.price_for = price_for
+        self.budget_tokens = budget_tokens
+        self.budget_usd = budget_usd
+        self._secrets = [s for s in secrets if s]
+        self.attempts = max(1, attempts)
+        self.backoff = backoff
+        self.backoff_max = backoff_max
+        self.max_retry_after = max_retry_after
+        self.source_chars = source_chars
+        self.bundle_chars = bundle_chars
+        self.log_path = log_path
+        self.mode = "json_schema"  # becomes json_object when the server refuses json_schema
+        self.calls: list[CallRecord] = []
+        self.id = uuid.uuid4().hex[:12]
+        self._lock = threading.Lock()
+        self._fallback = OfflineWriter()
+        self.mode_note = (
+            f"Written by a language model ({writer}) from the cited sources; every citation "
+            "was checked against the sources the model was given. Review before relying on it."
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> LlmWriter:
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
+        base_url = settings.openai_base_url or None
+        if not key and not base_url:
+            raise EvergreenError(
+                "The openai writer needs OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for "
+                "a compatible server such as vLLM, Ollama or llama.cpp); set one, or use "
+                "EVERGREEN_LLM=offline."
+            )
+        from core import config
+
+        client = openai.OpenAI(
+            base_url=base_url,
+            api_key=key or "not-needed",  # self-hosted servers ignore it; the SDK wants one
+            max_retries=0,
+            timeout=settings.llm_timeout,
+        )
+        return cls(
+            client,
+            planner=settings.model_planner,
+            writer=settings.model_writer,
+            summariser=settings.model_summariser,
+            price_for=settings.price_for,
+            budget_tokens=settings.budget_tokens,
+            budget_usd=settings.budget_usd,
+            secrets=[key],
+            log_path=config.workspace_dir() / CALL_LOG,
+        )
+
+    # -- the Writer protocol ---------------------------------------------------------------
+    def plan_queries(self, question: str, max_queries: int = 4) -> list[str]:
+        def check(out: QueryPlan) -> list[str]:
+            queries = list(
+                dict.fromkeys(" ".join(q.split())[:200] for q in out.queries if q.strip())
+            )
+            if not queries:
+                raise _Invalid("the list of queries is empty")
+            return queries[:max_queries]
+
+        return self._ask(
+            "plan_queries",
+            "planner",
+            QueryPlan,
+            check,
+            question=question,
+            max_queries=max_queries,
+        )
+
+    def propose_outline(
+        self, question: str, evidence: Sequence[Evidence], max_sections: int = 6
+    ) -> list[OutlineItem]:
+        docs = sorted(evidence, key=lambda e: (e.rank, e.marker))
+        if not docs:
+            return []
+        known = {e.marker for e in docs}
+        excerpt = max(300, min(800, self.bundle_chars // len(docs)))
+
+        def check(out: OutlinePlan) -> list[OutlineItem]:
+            items: list[OutlineItem] = []
+            seen: set[str] = set()
+            dropped = 0
+            for s in out.sections:
+                heading = _clean_heading(s.heading)
+                ids = tuple(dict.fromkeys(i for i in s.source_ids if i in known))
+                dropped += sum(1 for i in s.source_ids if i not in known)
+                if not heading or not ids or heading.casefold() in seen:
+                    continue
+                seen.add(heading.casefold())
+                items.append(OutlineItem(heading, 2, ids))
+            if dropped:
+                log.info("outline: dropped %d unknown source ids", dropped)
+            if not items:
+                raise _Invalid("no section has a heading and at least one allowed source id")
+            return items[:max_sections]
+
+        return self._ask(
+            "propose_outline",
+            "planner",
+            OutlinePlan,
+            check,
+            question=question,
+            max_sections=max_sections,
+            sources="\n\n".join(quote_source(e, excerpt) for e in docs),
+            source_ids=", ".join(str(e.marker) for e in docs),
+        )
+
+    def write_section(self, question: str, heading: str, evidence: Sequence[Evidence]) -> Draft:
+        docs = sorted(evidence, key=lambda e: (e.rank, e.marker))
+        if not docs:
+            return Draft(body="")
+        allowed = {e.marker for e in docs}
+        notes: list[str] = []
+
+        def check(out: SectionText) -> Draft:
+            return self._draft(out.body, heading, allowed, set(), notes, require_cite=True)
+
+        return self._ask(
+            "write_section",
+            "writer",
+            SectionText,
+            check,
+            question=question,
+            heading=heading,
+            sources=self._bundle(docs),
+            source_ids=", ".join(str(m) for m in sorted(allowed)),
+        )
+
+    def revise_section(
+        self,
+        question: str,
+        heading: str,
+        old_body: str,
+        changes: Sequence[EvidenceChange],
+        new_evidence: Sequence[Evidence],
+    ) -> Draft:
+        gone = {c.marker for c in changes if c.kind == "gone" or c.new is None}
+        current = [c.new for c in changes if c.new is not None] + list(new_evidence)
+        allowed = (set(cited_markers(old_body)) | {e.marker for e in current}) - gone
+        may_empty = not current and set(cited_markers(old_body)) <= gone
+        notes: list[str] = []
+
+        def check(out: SectionText) -> Draft:
+            if not out.body.strip():
+                if may_empty:
+                    return Draft(body="", markers=[], notes=notes)
+                raise _Invalid(
+                    "the section text is empty; return the whole section, unchanged where "
+                    "nothing affects it"
+                )
+            return self._draft(out.body, heading, allowed, gone, notes, require_cite=False)
+
+        return self._ask(
+            "revise_section",
+            "writer",
+            SectionText,
+            check,
+            question=question,
+            heading=heading,
+            current=old_body.replace("</current_section", "&lt;/current_section"),
+            changes="\n\n".join(_describe_change(c) for c in changes) or "(none: only new sources)",
+            sources=self._bundle(current) if current else "(none)",
+            source_ids=", ".join(str(m) for m in sorted(allowed)) or "(none)",
+        )
+
+    def summarise_change(self, title: str, change: EvidenceChange) -> str:
+        """One sentence for the reviewer. Outside a metered writer call (where the engine
+        cannot record its cost) and on any failure, the extractive summary is used."""
+        plain = self._fallback.summarise_change(title, change)
+        if change.kind == "gone" or not _metered():
+            return plain
+        try:
+            return self._ask(
+                "summarise_change",
+                "summariser",
+                ChangeSummary,
+                lambda out: _one_line(out.summary, 300) or plain,
+                title=_one_line(title, 200),
+                kind=change.kind,
+                details=_describe_change(change),
+            )
+        except (WriterFailed, BudgetExceeded):
+            return plain
+
+    # -- one operation: render, call, validate, repair once -------------------------------
+    def _ask(
+        self,
+        op: str,
+        role: str,
+        schema: type[T],
+        check: Callable[[T], Any],
+        **values: object,
+    ) -> Any:
+        prompt = load_prompt(op)
+        model = self.models[role]
+        messages = prompt.render(**values)
+        problem = "no reply"
+        for attempt in (1, 2):
+            content, parsed, problem = self._call(prompt, model, messages, schema)
+            if parsed is not None:
+                try:
+                    return check(parsed)
+                except _Invalid as exc:
+                    problem = str(exc)
+            if attempt == 1:
+                repair = load_prompt("repair").render(
+                    problem=problem, schema=json.dumps(schema.model_json_schema())
+                )
+                messages = [*messages, {"role": "assistant", "content": content or ""}, *repair]
+        raise WriterFailed(
+            f"{model} gave no usable {op.replace('_', ' ')} after one repair attempt ({problem})"
+        )
+
+    def _call(
+        self, prompt: Prompt, model: str, messages: list[dict[str, str]], schema: type[T]
+    ) -> tuple[str, T | None, str]:
+        """One structured request with retries: (content, parsed or None, problem)."""
+        self._check_budget(messages)
+        if self.mode == "json_schema":
+            try:
+                return self._with_retries(lambda: self._request(prompt, model, messages, schema))
+            except openai.APIStatusError as exc:
+                if exc.status_code not in (400, 422, 500, 501) or not _about_format(exc):
+                    raise self._failure(exc, model) from None
+                log.warning(
+                    "%s refused json_schema output (HTTP %s); using json_object with the "
+                    "schema from now on.",
+                    model,
+                    exc.status_code,
+                )
+                self.mode = "json_object"
+            except openai.OpenAIError as exc:
+                raise self._failure(exc, model) from None
+        try:
+            return self._with_retries(lambda: self._request(prompt, model, messages, schema))
+        except openai.OpenAIError as exc:
+            raise self._failure(exc, model) from None
+
+    def _request(
+        self, prompt: Prompt, model: str, messages: list[dict[str, str]], schema: type[T]
+    ) -> tuple[str, T | None, str]:
+        mode = self.mode
+        start = time.perf_counter()
+        try:
+            if mode == "json_schema":
+                raw = self.client.chat.completions.with_raw_response.parse(
+                    model=model, messages=messages, response_format=schema
+                )
+            else:
+                raw = self.client.chat.completions.with_raw_response.create(
+                    model=model,
+                    messages=messages,
+                    response_format={"type": "json_object", "schema": schema.model_json_schema()},
+                )
+        except openai.APIStatusError as exc:
+            self._record(prompt, model, mode, f"http {exc.status_code}", start)
+            raise
+        except openai.APITimeoutError:
+            self._record(prompt, model, mode, "timeout", start)
+            raise
+        except openai.APIConnectionError:
+            self._record(prompt, model, mode, "connection error", start)
+            raise
+        try:
+            data = raw.http_response.json()
+        except ValueError:
+            self._record(prompt, model, mode, "not json", start)
+            return "", None, "the server's reply was not a chat completion"
+        usage = data.get("usage") or {}
+        choice = (data.get("choices") or [{}])[0]
+        content = ((choice.get("message") or {}).get("content")) or ""
+        problem = ""
+        parsed: T | None = None
+        if choice.get("finish_reason") == "length":
+            problem = "the reply was cut off at the token limit; answer more briefly"
+        elif not content.strip():
+            problem = "the reply was empty"
+        else:
+            try:
+                parsed = schema.model_validate_json(_strip_fences(content))
+            except ValidationError as exc:
+                problem = f"not valid JSON for the schema ({_short_error(exc)})"
+        self._record(prompt, model, mode, "ok" if parsed is not None else "invalid", start, usage)
+        return content, parsed, problem
+
+    # -- retries -------------------------------------------------------------------------------
+    def _with_retries(self, fn: Callable[[], Any]) -> Any:
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            after = _retry_after(exc)
+            if after is not None:
+                return min(after, self.max_retry_after)
+            return wait_random_exponential(multiplier=self.backoff, max=self.backoff_max)(state)
+
+        def log_retry(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            log.warning(
+                "model call failed (%s); retry %d/%d in %.1fs",
+                self._scrub(_describe_error(exc)),
+                state.attempt_number,
+                self.attempts - 1,
+                state.next_action.sleep if state.next_action else 0.0,
+            )
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=wait,
+            retry=retry_if_exception(_transient),
+            before_sleep=log_retry,
+            reraise=True,
+        )
+        return retrying(fn)
+
+    def _failure(self, exc: Exception, model: str) -> EvergreenError:
+        """The exception to raise for a call that finally failed; never holds a key."""
+        what = self._scrub(_describe_error(exc))
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            return EvergreenError(
+                f"The model server refused the credentials (HTTP {exc.status_code}); check "
+                "OPENAI_API_KEY and OPENAI_BASE_URL."
+            )
+        if isinstance(exc, openai.NotFoundError):
+            return EvergreenError(
+                f"The model server has no model {model!r} (HTTP 404); check "
+                "EVERGREEN_MODEL_* and OPENAI_BASE_URL."
+            )
+        if isinstance(exc, openai.APIConnectionError) and not isinstance(
+            exc, openai.APITimeoutError
+        ):
+            return EvergreenError(
+                f"Cannot reach the model server ({what}) after {self.attempts} attempts; "
+                "check OPENAI_BASE_URL and that the server is running."
+            )
+        return WriterFailed(f"{model} did not answer usably after {self.attempts} attempts: {what}")
+
+    # -- budget, costs, log --------------------------------------------------------------------
+    def _check_budget(self, messages: list[dict[str, str]]) -> None:
+        estimate = sum(len(m["content"]) for m in messages) // 4
+        if self.budget_tokens is not None:
+            used = int(costs.spent("tokens_in") + costs.spent("tokens_out"))
+            if used + estimate > self.budget_tokens:
+                raise BudgetExceeded(
+                    f"token budget of {self.budget_tokens:,} reached ({used:,} used; the next "
+                    f"call needs about {estimate:,})"
+                )
+        if self.budget_usd is not None:
+            used_usd = costs.spent("usd")
+            if used_usd >= self.budget_usd:
+                raise BudgetExceeded(
+                    f"budget of ${self.budget_usd:.4f} reached (${used_usd:.4f} spent)"
+                )
+
+    def _record(
+        self,
+        prompt: Prompt,
+        model: str,
+        mode: str,
+        status: str,
+        start: float,
+        usage: dict[str, Any] | None = None,
+    ) -> None:
+        usage = usage or {}
+        tokens_in = int(usage.get("prompt_tokens") or 0)
+        tokens_out = int(usage.get("completion_tokens") or 0)
+        cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        usd = 0.0
+        if self.price_for is not None:
+            price = self.price_for(model)
+            usd = (
+                (tokens_in - cached) * price.input
+                + cached * price.cached_input
+                + tokens_out * price.output
+            ) / 1_000_000
+        costs.record(
+            self.name,
+            model,
+            llm_calls=1,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cached_tokens=cached,
+            usd=usd,
+        )
+        rec = CallRecord(
+            at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            writer=self.id,
+            stage=_stage(),
+            prompt=prompt.label,
+            model=model,
+            mode=mode,
+            status=status,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cached_tokens=cached,
+            usd=round(usd, 8),
+            seconds=round(time.perf_counter() - start, 3),
+        )
+        with self._lock:
+            self.calls.append(rec)
+            if self.log_path is not None:
+                try:
+                    self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                    with self.log_path.open("a", encoding="utf-8") as fh:
+                        fh.write(json.dumps(asdict(rec)) + "\n")
+                except OSError as exc:  # the log is a convenience; costs are in the DB
+                    log.warning("cannot write the LLM call log: %s", exc)
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return re.sub(r"\b(sk|tvly)-[A-Za-z0-9_-]{8,}", r"\1-***", text)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _bundle(self, docs: Sequence[Evidence]) -> str:
+        per = max(1500, min(self.source_chars, self.bundle_chars // max(1, len(docs))))
+        return "\n\n".join(quote_source(e, per) for e in docs)
+
+    def _draft(
+        self,
+        body: str,
+        heading: str,
+        allowed: set[int],
+        gone: set[int],
+        notes: list[str],
+        *,
+        require_cite: bool,
+    ) -> Draft:
+        text = clean_body(body, heading)
+        text, dropped = filter_citations(text, allowed)
+        text = re.sub(r"[ \t]+([.,;:!?])", r"\1", text).strip()
+        unknown = [i for i in dropped if i not in gone]
+        of_gone = len(dropped) - len(unknown)
+        if not text:
+            raise _Invalid("the section text is empty")
+        markers = cited_markers(text)
+        if require_cite and not markers:
+            raise _Invalid(
+                "no sentence cites an allowed source id; cite every factual sentence with "
+                f"[n], n one of {', '.join(map(str, sorted(allowed)))}"
+            )
+        notes[:] = []
+        if unknown:
+            notes.append(
+                f"dropped {len(unknown)} unknown citation{'s' * (len(unknown) != 1)} "
+                f"({', '.join(f'[{i}]' for i in sorted(set(unknown)))})"
+            )
+        if of_gone:
+            notes.append(f"dropped {of_gone} citation{'s' * (of_gone != 1)} of gone sources")
+        return Draft(body=text, markers=markers, notes=list(notes))
+
+
+# -- module helpers ------------------------------------------------------------------------
+def _metered() -> bool:
+    """Whether a writer call is being metered (so a model call's cost can be recorded)."""
+    return costs._ACTIVE.get() is not None
+
+
+def _stage() -> str:
+    active = costs._ACTIVE.get()
+    return active[1] if active is not None else ""
+
+
+def _clean_heading(text: str) -> str:
+    heading = " ".join(text.replace("#", " ").replace("*", "").split()).strip(" .:-")
+    heading = re.sub(r"^\d+(?:\.\d+)*[.)]?\s+", "", heading)
+    return heading[:80]
+
+
+def _describe_change(c: EvidenceChange) -> str:
+    if c.kind == "gone" or c.new is None:
+        return (
+            f"Source [{c.marker}]: gone — the page no longer exists. Sentences citing "
+            f"[{c.marker}] must drop that citation, and be removed if nothing else supports them."
+        )
+    lines = [f"Source [{c.marker}] ({_one_line(c.new.title, 150)}): {c.kind}"]
+    if c.reasons:
+        lines.append("  reasons: " + "; ".join(_one_line(r, 200) for r in list(c.reasons)[:6]))
+    for claim in list(c.claims)[:12]:
+        if claim.before and claim.after:
+            lines.append(
+                f'  - was: "{_one_line(claim.before)}"\n    now: "{_one_line(claim.after)}"'
+            )
+        elif claim.after:
+            lines.append(f'  - added: "{_one_line(claim.after)}"')
+        elif claim.before:
+            lines.append(f'  - removed: "{_one_line(claim.before)}"')
+    return "\n".join(lines)
+
+
+def _strip_fences(content: str) -> str:
+    text = content.strip()
+    m = re.match(r"\A```(?:json)?\s*\n(.*)\n```\s*\Z", text, re.S)
+    return m.group(1) if m else text
+
+
+def _short_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ())) or "reply"
+    return f"{where}: {err.get('msg')}"
+
+
+def _transient(exc: BaseException) -> bool:
+    if isinstance(exc, openai.RateLimitError | openai.APITimeoutError | openai.APIConnectionError):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code >= 500 and not _about_format(exc)
+    return False
+
+
+def _about_format(exc: openai.APIStatusError) -> bool:
+    """Does the error complain about the structured-output request itself?"""
+    text = f"{exc.message} {getattr(exc, 'body', '')}".lower()
+    return any(w in text for w in ("json_schema", "response_format", "schema", "grammar"))
+
+
+def _retry_after(exc: BaseException | None) -> float | None:
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    headers = exc.response.headers
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, (when - datetime.now(when.tzinfo or UTC)).total_seconds())
+
+
+def _describe_error(exc: BaseException | None) -> str:
+    if exc is None:
+        return "unknown error"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out"
+    if isinstance(exc, openai.APIStatusError):
+        msg = exc.message if isinstance(exc.message, str) else ""
+        return f"HTTP {exc.status_code} {_one_line(msg, 200)}".strip()
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection failed"
+    return type(exc).__name__

@@ -29,16 +29,18 @@ class StageCost:
 
 
 class CostMeter:
-    """Thread-safe accumulator keyed by (stage, provider, model)."""
+    """Thread-safe accumulator keyed by (stage, provider, model, prompt)."""
 
     def __init__(self) -> None:
-        self._rows: dict[tuple[str, str, str], StageCost] = {}
-        self._drained: dict[tuple[str, str, str], StageCost] = {}
+        self._rows: dict[tuple[str, str, str, str], StageCost] = {}
+        self._drained: dict[tuple[str, str, str, str], StageCost] = {}
         self._lock = threading.Lock()
 
-    def add(self, stage: str, provider: str = "", model: str = "", **counts: float) -> None:
+    def add(
+        self, stage: str, provider: str = "", model: str = "", prompt: str = "", **counts: float
+    ) -> None:
         with self._lock:
-            row = self._rows.setdefault((stage, provider, model), StageCost())
+            row = self._rows.setdefault((stage, provider, model, prompt), StageCost())
             for key, value in counts.items():
                 setattr(row, key, getattr(row, key) + value)
 
@@ -74,9 +76,16 @@ class CostMeter:
                 for k in names:
                     setattr(done, k, getattr(row, k))
                 delta.pop("writer_calls")
-                stage, provider, model = key
+                stage, provider, model, prompt = key
                 events.append(
-                    CostEvent(run_id=run_id, stage=stage, provider=provider, model=model, **delta)
+                    CostEvent(
+                        run_id=run_id,
+                        stage=stage,
+                        provider=provider,
+                        model=model,
+                        prompt=prompt,
+                        **delta,
+                    )
                 )
         return events
 
@@ -95,13 +104,19 @@ def metering(meter: CostMeter, stage: str) -> Iterator[None]:
         _ACTIVE.reset(token)
 
 
-def record(provider: str, model: str = "", **counts: float) -> None:
+def record(provider: str, model: str = "", prompt: str = "", **counts: float) -> None:
     """Add counts (llm_calls, tokens_in, tokens_out, cached_tokens, usd, …) to the active
-    writer call's stage; a no-op outside a metered call."""
+    writer call's stage, with the prompt template@version; a no-op outside a metered call."""
     active = _ACTIVE.get()
     if active is not None:
         meter, stage = active
-        meter.add(stage, provider, model, **counts)
+        meter.add(stage, provider, model, prompt, **counts)
+
+
+def active_stage() -> str | None:
+    """The stage of the metered writer call in progress (None outside one)."""
+    active = _ACTIVE.get()
+    return active[1] if active is not None else None
 
 
 def spent(key: str) -> float:

@@ -168,6 +168,7 @@ class CostEvent(SQLModel, table=True):
     stage: str
     provider: str = ""
     model: str = ""
+    prompt: str = ""  # prompt template and version, e.g. write_section@1
     llm_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0

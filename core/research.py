@@ -25,7 +25,7 @@ from core.runs import call_writer, checkpoint, run_work, settings_of, start_run
 from core.sources.base import SearchResult
 from core.sources.registry import Providers, providers_for
 from core.writers import get_writer
-from core.writers.base import Evidence, Writer
+from core.writers.base import BudgetExceeded, Evidence, Writer, WriterFailed
 
 
 def preamble(question: str, writer: Writer) -> SectionDoc:
@@ -58,7 +58,7 @@ def research(
         meter, "plan", writer.name, lambda: writer.plan_queries(question, cfg["queries"])
     )
     ranked: dict[str, tuple[int, SearchResult]] = {}
-    checkpoint(session, run, f"searching ({len(queries)} queries)")
+    checkpoint(session, run, f"searching ({len(queries)} queries)", meter)
     with meter.stage("search"):
         for query in queries:
             for pos, hit in enumerate(run_search(query, cfg["results_per_query"])):
@@ -70,7 +70,7 @@ def research(
             "try broader wording, another source or a later date."
         )
     order = sorted(ranked, key=lambda u: (ranked[u][0], u))
-    checkpoint(session, run, f"fetching {len(order)} pages")
+    checkpoint(session, run, f"fetching {len(order)} pages", meter)
     evidence = _gather(session, report, run, meter, providers, order, as_of, cfg)
     if not evidence:
         raise EvergreenError(f"None of the {len(order)} pages found could be fetched.")
@@ -97,16 +97,30 @@ def research(
             per_section.append([by_marker[m] for m in item.markers] + list(found.values()))
     keys = make_section_keys([item.heading for item in outline])
     drafts = [SectionDraft(preamble(question, writer), "new")]
+    flags: list[str] = []
     for n, (key, item, bundle) in enumerate(zip(keys, outline, per_section, strict=True)):
-        checkpoint(session, run, f"writing section {n + 1}/{len(outline)}")
-        draft = call_writer(
-            meter,
-            "write",
-            writer.name,
-            lambda item=item, bundle=bundle: writer.write_section(question, item.heading, bundle),
-        )
+        checkpoint(session, run, f"writing section {n + 1}/{len(outline)}", meter)
+        try:
+            draft = call_writer(
+                meter,
+                "write",
+                writer.name,
+                lambda item=item, bundle=bundle: writer.write_section(
+                    question, item.heading, bundle
+                ),
+            )
+        except (WriterFailed, BudgetExceeded) as exc:
+            label = "writer failed" if isinstance(exc, WriterFailed) else "budget exhausted"
+            flags.append(f"section {item.heading!r} left out: {label}: {exc}")
+            continue
+        flags.extend(f"{item.heading}: {note}" for note in draft.notes)
         if draft.body.strip():
             drafts.append(SectionDraft(SectionDoc(key, item.heading, item.level, draft.body)))
+    if len(drafts) == 1:
+        raise EvergreenError(
+            "No section could be written: " + ("; ".join(flags) or "the sources gave no text")
+        )
+    run.summary = {**run.summary, "flags": flags}
     markers = pool_snapshots(session, report.id, as_of)
     version = commit_version(
         session, report, title=report.title, drafts=drafts, as_of=as_of, markers=markers, run=run

@@ -20,6 +20,9 @@ def check_source(source: str) -> str:
     from core.sources.corpus import Corpus
 
     if source == "web":
+        from core.sources.registry import providers_for
+
+        providers_for(source).close()  # a missing key or browser fails here, before any write
         return source
     if source == "sample":
         return source

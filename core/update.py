@@ -238,10 +238,21 @@ def _propose_section(
             evidence=evidence,
             rationale=f"Kept unchanged: {label}. Its evidence changes are listed for review.",
         )
-    reasons = [
-        writer.summarise_change(c.evidence().title if c.evidence() else c.source.url, ch)
-        for c, ch in zip([by_marker[x.marker] for x in changes], changes, strict=True)
-    ]
+    reasons = []
+    for change in changes:
+        checked = by_marker[change.marker]
+        title = checked.evidence().title if checked.evidence() else checked.source.url
+        try:
+            reasons.append(
+                call_writer(
+                    meter,
+                    "summarise",
+                    writer.name,
+                    lambda title=title, change=change: writer.summarise_change(title, change),
+                )
+            )
+        except (WriterFailed, BudgetExceeded) as exc:
+            reasons.append(f"{title}: {change.kind} ({'; '.join(change.reasons[:2])}) [{exc}]")
     flags += draft.notes
     if not draft.body.strip():
         return SectionProposal(

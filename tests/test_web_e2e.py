@@ -133,7 +133,7 @@ def test_create_and_update_a_web_report(servers: tuple[Website, FakeTavily, Fake
     assert sum(e.tokens_out for e in events) == sum(
         r["usage"]["completion_tokens"] for r in update_replies
     )
-    assert {e.stage for e in events if e.llm_calls} <= {"revise", "outline", "write"}
+    assert {e.stage for e in events if e.llm_calls} <= {"revise", "summarise", "outline", "write"}
     assert sum(e.fetches for e in events) == 5  # 4 re-checked + 1 new, each once
 
     # Only sections with changed or new evidence went to the model.

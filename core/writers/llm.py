@@ -567,6 +567,7 @@ class LlmWriter:
         costs.record(
             self.name,
             model,
+            prompt.label,
             llm_calls=1,
             tokens_in=tokens_in,
             tokens_out=tokens_out,
@@ -644,12 +645,11 @@ class LlmWriter:
 # -- module helpers ------------------------------------------------------------------------
 def _metered() -> bool:
     """Whether a writer call is being metered (so a model call's cost can be recorded)."""
-    return costs._ACTIVE.get() is not None
+    return costs.active_stage() is not None
 
 
 def _stage() -> str:
-    active = costs._ACTIVE.get()
-    return active[1] if active is not None else ""
+    return costs.active_stage() or ""
 
 
 def _clean_heading(text: str) -> str:

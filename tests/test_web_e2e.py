@@ -107,6 +107,8 @@ def test_create_and_update_a_web_report(servers: tuple[Website, FakeTavily, Fake
     llm_rows = [e for e in created if e.llm_calls]
     assert {e.stage for e in llm_rows} == {"plan", "outline", "write"}
     assert all((e.provider, e.model) == ("openai", "gpt-4o-mini") for e in llm_rows)
+    assert {e.prompt.split("@")[0] for e in llm_rows} >= {"plan_queries", "write_section"}
+    assert all(e.prompt.split("@")[1] for e in llm_rows)  # a version with every call
     assert sum(e.llm_calls for e in created) == len(llm.requests)
     assert sum(e.tokens_in for e in created) == llm.usage_totals()["prompt"]
     assert sum(e.tokens_out for e in created) == llm.usage_totals()["completion"]

@@ -8,9 +8,9 @@ a ReportVersion, its Sections or their Citations.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
 
 from alembic import command
@@ -43,8 +43,7 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
-@lru_cache(maxsize=8)
-def _engine_for(url: str) -> Engine:
+def _open_engine(url: str) -> Engine:
     if url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))
         if str(path) not in ("", ":memory:"):
@@ -61,6 +60,27 @@ def _engine_for(url: str) -> Engine:
     except OperationalError as exc:
         raise EvergreenError(f"Cannot open the database: {exc.orig}") from None
     return engine
+
+
+_ENGINES: dict[str, Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _engine_for(url: str) -> Engine:
+    """One engine per database URL per process, migrated once when first opened."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(url)
+        if engine is None:
+            engine = _ENGINES[url] = _open_engine(url)
+        return engine
+
+
+def dispose_engine(url: str) -> None:
+    """Close the pooled connections to ``url`` (e.g. before dropping a test database)."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.pop(url, None)
+    if engine is not None:
+        engine.dispose()
 
 
 def get_engine(url: str | None = None) -> Engine:

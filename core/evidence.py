@@ -209,7 +209,8 @@ def refresh(
     checked (no second fetch for those).
     """
     run = session.get(UpdateRun, run_id) if run_id is not None else None
-    started = run.started_at if run is not None else None
+    # sources this run already checked without storing a snapshot (unchanged, gone, error)
+    seen: dict[str, str] = dict((run.summary or {}).get("refreshed", {})) if run else {}
     reuse = _run_snapshots(session, run_id)
     sources = {m: session.get(Source, snap.source_id) for m, snap in cited.items()}
     # Citations imported from someone's report have no content: resolve them as they
@@ -252,14 +253,9 @@ def refresh(
             kind = "new" if prev.content is None else again.change_kind
             change = None if kind == "new" else _stored_change(again)
             results[marker] = Checked(marker, source, prev, again, kind, change)
-        elif (
-            started is not None
-            and entry.last_checked is not None
-            and entry.last_checked >= started
-            and entry.status in ("unchanged", "gone", "error")
-        ):
+        elif str(source.id) in seen:
             current = prev if prev.content else None
-            results[marker] = Checked(marker, source, prev, current, entry.status)
+            results[marker] = Checked(marker, source, prev, current, seen[str(source.id)])
         else:
             pending[source.url] = marker
     with meter.stage("refresh"):
@@ -297,6 +293,10 @@ def refresh(
                 entry.latest_snapshot_id = checked.current.id
             session.add(entry)
             results[marker] = checked
+            if run is not None and checked.kind in ("unchanged", "gone", "error"):
+                seen[str(source.id)] = checked.kind
+                run.summary = {**(run.summary or {}), "refreshed": dict(seen)}
+                session.add(run)
             if progress:
                 progress(f"checking source {len(results)}/{len(cited)}")
     session.flush()

@@ -1,17 +1,18 @@
-"""Evergreen web app: the Reports screen (entry point of `streamlit run app.py`).
+"""Evergreen web app: the entry point of `streamlit run app.py`.
 
-A thin door onto the core: every number and text shown here comes from the
-same functions the CLI uses. The first start loads the sample workspace.
+Multipage navigation (st.navigation) over the screens in ``pages/``: Reports (home),
+Report, Review, Evidence, History and Settings. Every screen is a thin door onto
+``core/`` — the same functions the CLI uses. The first start loads the sample
+workspace, so a report is ready to update.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from core import config
 from core.db import session_scope
 from core.errors import EvergreenError
-from core.export import version_markdown
-from core.repository import get_report, versions_of
 from core.services import report_rows
 from core.workspace import load_sample
 
@@ -19,58 +20,44 @@ st.set_page_config(page_title="Evergreen", page_icon="🌲", layout="wide")
 
 
 @st.cache_resource(show_spinner="Loading the sample workspace …")
-def _first_start() -> str:
-    with session_scope() as session:
+def _first_start(database_url: str) -> str:
+    """Load the sample workspace into an empty database (once per database)."""
+    with session_scope(database_url) as session:
         if report_rows(session):
             return ""
         return load_sample(session)["message"]
 
 
 def main() -> None:
-    st.title("Evergreen")
-    st.caption("Research reports kept current by reviewed, incremental updates.")
     try:
-        note = _first_start()
+        note = _first_start(config.database_url())
     except EvergreenError as exc:
         st.error(str(exc))
-        return
+        note = ""
     if note:
-        st.info(note)
-    with session_scope() as session:
-        rows = report_rows(session)
-    if not rows:
-        st.info("No reports yet. Run `evergreen demo` or import a Markdown report.")
-        return
-    st.subheader("Tracked reports")
-    st.dataframe(
-        [
-            {
-                "id": r["id"],
-                "title": r["title"],
-                "question": r["query"],
-                "version": r["version"],
-                "as of": r["as_of"],
-                "sources": r["sources"],
-                "status": r["status"],
-            }
-            for r in rows
-        ],
-        hide_index=True,
-        use_container_width=True,
-    )
-    labels = {f"{r['id']} · {r['title']}": r["id"] for r in rows}
-    choice = st.selectbox("Report", list(labels), key="report_pick")
-    with session_scope() as session:
-        report = get_report(session, labels[choice])
-        numbers = [v.number for v in versions_of(session, report.id)]
-        if not numbers:
-            st.warning("This report has no committed version yet.")
-            return
-        number = st.selectbox("Version", numbers[::-1], key="version_pick")
-        text = version_markdown(session, report, number)
-    if report.source == "sample":
-        st.caption("Sample data: invented for demonstration, not real reporting.")
-    st.markdown(text)
+        st.toast(note, icon=":material/forest:")
+    pages = [
+        st.Page("pages/reports.py", title="Reports", icon=":material/forest:", default=True),
+        st.Page(
+            "pages/report.py", title="Report", icon=":material/description:", url_path="report"
+        ),
+        st.Page(
+            "pages/review.py", title="Review", icon=":material/rate_review:", url_path="review"
+        ),
+        st.Page(
+            "pages/evidence.py",
+            title="Evidence",
+            icon=":material/travel_explore:",
+            url_path="evidence",
+        ),
+        st.Page(
+            "pages/history.py", title="History", icon=":material/monitoring:", url_path="history"
+        ),
+        st.Page(
+            "pages/settings.py", title="Settings", icon=":material/settings:", url_path="settings"
+        ),
+    ]
+    st.navigation(pages, position="sidebar").run()
 
 
 main()

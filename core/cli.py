@@ -258,15 +258,32 @@ def create_cmd(
 
 @app.command("update")
 def update_cmd(
-    report: Annotated[str, typer.Argument(help="Report id or exact title.")],
+    report: Annotated[
+        str | None, typer.Argument(help="Report id or exact title (omit with --due).")
+    ] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="YYYY-MM-DD (default now).")] = None,
     approve_all: Annotated[bool, typer.Option("--approve-all")] = False,
+    due: Annotated[
+        bool, typer.Option("--due", help="Update every report whose schedule is due (cron).")
+    ] = False,
+    workers: Annotated[
+        int, typer.Option("--workers", help="With --due: reports updated at once.")
+    ] = 1,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Refresh evidence, look for what is new, and propose section changes."""
     from core.dates import parse_as_of
     from core.update import update_report
 
+    if due:
+        if report is not None or approve_all:
+            raise EvergreenError(
+                "--due updates the scheduled reports: give no REPORT or --approve-all."
+            )
+        _update_due(parse_as_of(as_of) if as_of else None, workers, as_json)
+        return
+    if report is None:
+        raise EvergreenError("Name a report to update (evergreen list shows them), or use --due.")
     when = parse_as_of(as_of) if as_of else None
     with out.status("Updating …"):
         result = update_report(report, as_of=when, approve_all=approve_all)
@@ -280,6 +297,33 @@ def update_cmd(
         out.print(f"Committed version {result['version']}; continuity {result['continuity']}.")
     else:
         out.print(f"Review with: evergreen review {result['run_id']} --approve-all --commit")
+
+
+def _update_due(now: Any, workers: int, as_json: bool) -> None:
+    """Propose an update for each report whose schedule is due; runs wait for review."""
+    from core.schedule import run_due
+
+    rows = run_due(workers=workers, now=now)
+    if as_json:
+        _print_json(rows)
+    elif not rows:
+        out.print("No report is due.")
+    for row in rows:
+        if not as_json:
+            line = f"Report {row['report_id']}: run {row['run_id'] or '—'} {row['status']}"
+            out.print(line + (f" — {row['error']}" if row["error"] else ""), markup=False)
+    failed = [r for r in rows if r["error"]]
+    if failed:
+        raise EvergreenError(f"{len(failed)} of {len(rows)} due update(s) failed.")
+
+
+@app.command("cancel")
+def cancel_cmd(run: Annotated[int, typer.Argument(help="Run id.")]) -> None:
+    """Cancel a run: a running one stops at its next step; one awaiting review is dropped."""
+    from core.runs import request_cancel
+
+    status = request_cancel(run)
+    out.print(f"Run {run}: {status}.")
 
 
 @app.command("review")

@@ -1,0 +1,135 @@
+"""Per-report update settings and the update schedule (``evergreen update --due``).
+
+A report with ``every_days = N`` in its settings is *due* when it has no open run
+(running or awaiting review) and its last run — of any kind, successful or not —
+started at least N days ago; a failed run is therefore retried one period later, not
+on every cron tick. ``run_due`` proposes an update for each due report; the runs
+wait for an analyst's review in the app like any other.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from core.dates import as_utc, utcnow
+from core.errors import EvergreenError
+from core.models import Report, UpdateRun
+from core.repository import latest_version, list_reports
+from core.runs import open_run_for, settings_of
+
+WRITER_CHOICES = (None, "offline", "openai")  # None: the configured default
+
+
+def every_days(report: Report) -> int | None:
+    value = settings_of(report.settings).get("every_days")
+    return int(value) if value else None
+
+
+def next_due(session: Session, report: Report) -> datetime | None:
+    """When the report next falls due (None: no schedule)."""
+    period = every_days(report)
+    if not period:
+        return None
+    last = session.exec(
+        select(UpdateRun).where(UpdateRun.report_id == report.id).order_by(col(UpdateRun.id).desc())
+    ).first()
+    if last is None:
+        return utcnow()
+    return as_utc(last.started_at) + timedelta(days=period)
+
+
+def due_reports(session: Session, now: datetime | None = None) -> list[Report]:
+    """Scheduled reports due at ``now``: a version to update, no open run, period elapsed."""
+    when = as_utc(now or utcnow())
+    out = []
+    for report in list_reports(session):
+        due = next_due(session, report)
+        if due is None or due > when:
+            continue
+        if latest_version(session, report.id) is None or open_run_for(session, report.id):
+            continue
+        out.append(report)
+    return out
+
+
+def run_due(*, workers: int = 1, now: datetime | None = None) -> list[dict[str, Any]]:
+    """Propose an update (as of now) for every due report, ``workers`` at a time.
+
+    Returns one row per report: report_id, run_id, status and error (None when fine).
+    """
+    from core.db import session_scope
+    from core.jobs import work_on
+    from core.update import begin_update
+
+    if workers < 1:
+        raise EvergreenError(f"--workers must be at least 1 (got {workers}).")
+    with session_scope() as session:
+        due = [(r.id, r.title) for r in due_reports(session, now)]
+
+    def one(item: tuple[int, str]) -> dict[str, Any]:
+        report_id, title = item
+        row: dict[str, Any] = {"report_id": report_id, "title": title, "run_id": None}
+        try:
+            row["run_id"] = begin_update(report_id, as_of=now)
+        except EvergreenError as exc:
+            return {**row, "status": "not started", "error": str(exc)}
+        status = work_on(row["run_id"])  # never raises; failures are recorded on the run
+        with session_scope() as session:
+            run = session.get(UpdateRun, row["run_id"])
+            error = run.error if run and status in ("failed", "cancelled") else None
+            actions = (run.summary or {}).get("actions", {}) if run else {}
+        return {**row, "status": status, "error": error, "actions": actions}
+
+    if not due:
+        return []
+    with ThreadPoolExecutor(max_workers=min(workers, len(due))) as pool:
+        return list(pool.map(one, due))
+
+
+def save_report_settings(
+    session: Session,
+    report: Report,
+    *,
+    tau: float | None = None,
+    concurrency: int | None = None,
+    max_sections: int | None = None,
+    writer: str | None | type[Ellipsis] = ...,  # type: ignore[valid-type]
+    every_days: int | None | type[Ellipsis] = ...,  # type: ignore[valid-type]
+) -> dict[str, Any]:
+    """Validate and store per-report settings; returns the effective settings.
+
+    Arguments left out (``None`` for numbers, ``...`` for writer and every_days) keep
+    their current value; ``every_days=None`` or 0 turns the schedule off.
+    """
+    new = dict(report.settings or {})
+    if tau is not None:
+        if not 0.5 <= float(tau) <= 1.0:
+            raise EvergreenError(f"τ must be between 0.5 and 1.0 (got {tau}).")
+        new["tau"] = round(float(tau), 3)
+    if concurrency is not None:
+        if not 1 <= int(concurrency) <= 64:
+            raise EvergreenError(f"Concurrency must be between 1 and 64 (got {concurrency}).")
+        new["concurrency"] = int(concurrency)
+    if max_sections is not None:
+        if not 1 <= int(max_sections) <= 30:
+            raise EvergreenError(f"Max sections must be between 1 and 30 (got {max_sections}).")
+        new["max_sections"] = int(max_sections)
+    if writer is not ...:
+        if writer not in WRITER_CHOICES:
+            raise EvergreenError(f"Unknown writer {writer!r}: choose offline or openai.")
+        new["writer"] = writer
+    if every_days is not ...:
+        if every_days in (None, 0):
+            new.pop("every_days", None)
+        elif not 1 <= int(every_days) <= 365:  # type: ignore[arg-type]
+            raise EvergreenError(f"The schedule must be every 1 to 365 days (got {every_days}).")
+        else:
+            new["every_days"] = int(every_days)  # type: ignore[arg-type]
+    report.settings = new  # a new dict, so the JSON column is written
+    session.add(report)
+    session.flush()
+    return settings_of(new)

@@ -1,0 +1,653 @@
+"""Read models for the app's screens (and any other door, such as the CLI).
+
+Pure functions: each takes a Session (and ids), reads through the repository, and
+returns plain dicts and lists — no Streamlit here. Functions whose name ends in
+``_html`` return HTML in which *every* piece of text that came from a source, a
+model or a person is escaped (``html.escape``) and every link is http(s) only, so
+the app can show it with ``st.html`` without letting a fetched page run script.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import tempfile
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from markdown_it import MarkdownIt
+from sqlmodel import Session, col, select
+
+from core.dates import as_utc, day, iso
+from core.diffing import diff_stats, inline_html, side_by_side_html, word_diff
+from core.errors import EvergreenError, NotFoundError
+from core.models import (
+    CostEvent,
+    Report,
+    ReportVersion,
+    Snapshot,
+    Source,
+    UpdateRun,
+)
+from core.repository import (
+    citations_of,
+    get_version,
+    load_doc,
+    pool_of,
+    sections_of,
+    snapshot_history,
+    versions_of,
+)
+from core.runs import open_run_for, settings_of
+from core.services import report_rows, run_cost
+
+COST_FIELDS = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "usd")
+COST_LABELS = {
+    "llm_calls": "LLM calls",
+    "tokens_in": "tokens in",
+    "tokens_out": "tokens out",
+    "searches": "searches",
+    "fetches": "fetches",
+    "usd": "$",
+}
+EVIDENCE_KINDS = ("unchanged", "minor", "material", "changed", "gone", "new")
+OPEN_STATUSES = ("running", "cancelling", "awaiting_review")
+CLAIMS_SHOWN = 4  # changed claims listed per source before "n more"
+
+
+# -- small helpers ---------------------------------------------------------------------
+def esc(text: Any) -> str:
+    """HTML-escape any value (None → '')."""
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+_SAFE_URL = re.compile(r"^https?://[^\s\"'<>\\]+$", re.IGNORECASE)
+
+
+def link_html(url: str | None, text: str | None = None) -> str:
+    """An escaped link that opens in a new tab — only for http(s) URLs; else plain text."""
+    label = esc(text or url or "")
+    if url and _SAFE_URL.match(url):
+        return f'<a href="{esc(url)}" target="_blank" rel="noopener noreferrer">{label}</a>'
+    return label
+
+
+def stamp(dt: datetime | None) -> str | None:
+    """An instant for people: 'YYYY-MM-DD HH:MM UTC'."""
+    return as_utc(dt).strftime("%Y-%m-%d %H:%M UTC") if dt else None
+
+
+def _fmt_sim(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+# -- reports ---------------------------------------------------------------------------
+def run_brief(run: UpdateRun | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    return {
+        "id": run.id,
+        "report_id": run.report_id,
+        "kind": run.kind,
+        "status": run.status,
+        "progress": run.progress,
+        "error": run.error,
+        "as_of": day(run.as_of),
+        "started_at": iso(run.started_at),
+        "finished_at": iso(run.finished_at),
+        "version_id": run.version_id,
+    }
+
+
+def report_cards(session: Session) -> list[dict[str, Any]]:
+    """What the Reports screen lists: report_rows plus the open run and the schedule."""
+    from core.schedule import next_due
+
+    cards = []
+    for row in report_rows(session):
+        report = session.get(Report, row["id"])
+        run = open_run_for(session, row["id"])
+        if run is None:  # a create run (no version yet) is not an "open" update run
+            latest = session.exec(
+                select(UpdateRun)
+                .where(UpdateRun.report_id == row["id"])
+                .order_by(col(UpdateRun.id).desc())
+            ).first()
+            run = latest if latest is not None and latest.status in OPEN_STATUSES else None
+        due = next_due(session, report)
+        last = row["last_update"]
+        cards.append(
+            {
+                **row,
+                "last_update": f"{last[:10]} {last[11:16]} UTC" if last else None,
+                "open_run": run_brief(run),
+                "every_days": settings_of(report.settings).get("every_days"),
+                "next_due": day(due) if due else None,
+                "temporal": temporal_source(row["source"]),
+            }
+        )
+    return cards
+
+
+def temporal_source(source: str) -> bool:
+    return source == "sample" or source.startswith("corpus:")
+
+
+def source_choices() -> list[str]:
+    """Sources a new report can use: the sample, each local corpus, the web."""
+    from core.sources.corpus import list_corpora
+
+    names = [c["name"] for c in list_corpora() if c["name"] != "sample"]
+    return ["sample", *[f"corpus:{n}" for n in names], "web"]
+
+
+def as_of_choices(source: str, after: datetime | None = None) -> list[str]:
+    """Snapshot dates (YYYY-MM-DD) a temporal corpus offers as "as of" choices, later
+    than ``after``; [] for a source that is not a temporal corpus."""
+    from core.sources.corpus import Corpus
+
+    if not temporal_source(source):
+        return []
+    name = "sample" if source == "sample" else source.removeprefix("corpus:")
+    try:
+        corpus = Corpus.open(name)
+    except EvergreenError:
+        return []
+    try:
+        stamps = corpus.snapshot_dates()
+    finally:
+        corpus.close()
+    out: list[str] = []
+    for stamp in stamps:
+        when = as_utc(datetime.fromisoformat(stamp.replace("Z", "+00:00")))
+        if after is not None and when.date() <= as_utc(after).date():
+            continue
+        if day(when) not in out:
+            out.append(day(when))
+    return out
+
+
+def update_as_of_choices(session: Session, report_id: int) -> list[str]:
+    """As-of choices for "Update now": snapshot dates after the current version."""
+    report = _report(session, report_id)
+    versions = versions_of(session, report_id)
+    after = versions[-1].as_of if versions else None
+    return as_of_choices(report.source, after)
+
+
+def _report(session: Session, report_id: int) -> Report:
+    report = session.get(Report, int(report_id))
+    if report is None:
+        raise NotFoundError(f"No report {report_id}.")
+    return report
+
+
+# -- runs ------------------------------------------------------------------------------
+def run_info(session: Session, run_id: int) -> dict[str, Any]:
+    run = session.get(UpdateRun, int(run_id))
+    if run is None:
+        raise NotFoundError(f"No run {run_id}.")
+    report = session.get(Report, run.report_id)
+    version = session.get(ReportVersion, run.version_id) if run.version_id else None
+    return {
+        **(run_brief(run) or {}),
+        "report_title": report.title if report else "",
+        "summary": run.summary or {},
+        "version": version.number if version else None,
+    }
+
+
+def runs_of(session: Session, report_id: int) -> list[dict[str, Any]]:
+    """Every run of a report, newest first."""
+    runs = session.exec(
+        select(UpdateRun).where(UpdateRun.report_id == report_id).order_by(col(UpdateRun.id).desc())
+    )
+    return [run_brief(r) for r in runs]  # type: ignore[misc]
+
+
+def runs_awaiting_review(session: Session) -> list[dict[str, Any]]:
+    runs = session.exec(
+        select(UpdateRun)
+        .where(UpdateRun.status == "awaiting_review")
+        .order_by(col(UpdateRun.id).desc())
+    )
+    return [run_brief(r) for r in runs]  # type: ignore[misc]
+
+
+# -- review ----------------------------------------------------------------------------
+def evidence_rows_html(rows: list[dict[str, Any]]) -> str:
+    """The evidence changes behind one proposal as an escaped HTML table."""
+    if not rows:
+        return '<p class="eg-muted">No evidence changes behind this section.</p>'
+    out = [
+        '<table class="eg-ev"><thead><tr><th class="eg-w-n">[n]</th><th class="eg-w-s">Source'
+        '</th><th class="eg-w-d">Snapshots</th><th class="eg-w-x">Similarity</th>'
+        '<th class="eg-w-k">Change</th><th>Changed claims (before → after)</th></tr>'
+        "</thead><tbody>"
+    ]
+    for r in rows:
+        claims = []
+        for c in r.get("claims") or []:
+            before, after = c.get("before") or "", c.get("after") or ""
+            claims.append(f"<li>{inline_html(word_diff(before, after))}</li>")
+        shown = "<ul>" + "".join(claims[:CLAIMS_SHOWN]) + "</ul>" if claims else "—"
+        if len(claims) > CLAIMS_SHOWN:
+            shown += (
+                f"<details><summary>{len(claims) - CLAIMS_SHOWN} more changed claim(s)</summary>"
+                f"<ul>{''.join(claims[CLAIMS_SHOWN:])}</ul></details>"
+            )
+        reasons = ", ".join(r.get("reasons") or [])
+        dates = f"{esc(r.get('old_date') or '—')} → {esc(r.get('new_date') or '—')}"
+        extra = f'<div class="eg-muted">{esc(reasons)}</div>' if reasons else ""
+        if r.get("error"):
+            extra += f'<div class="eg-muted">error: {esc(r["error"])}</div>'
+        out.append(
+            "<tr>"
+            f"<td>[{esc(r.get('marker'))}]</td>"
+            f"<td>{link_html(r.get('url'), r.get('title') or r.get('url'))}"
+            f'<div class="eg-url">{esc(r.get("url"))}</div></td>'
+            f"<td>{dates}</td>"
+            f"<td>{esc(_fmt_sim(r.get('similarity')))}</td>"
+            f'<td><span class="eg-kind eg-kind-{esc(r.get("kind"))}">{esc(r.get("kind"))}</span>'
+            f"{extra}</td>"
+            f"<td>{shown}</td>"
+            "</tr>"
+        )
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
+    """One card per section proposal of a run, with its diff and evidence as safe HTML."""
+    from core.review import proposals_of
+
+    cards = []
+    for p in proposals_of(session, run_id):
+        new = p.analyst_text if p.analyst_text is not None else (p.new_text or "")
+        old = p.old_text or ""
+        changed = p.action != "keep"
+        cards.append(
+            {
+                "key": p.key,
+                "heading": p.heading or "(opening paragraph)",
+                "level": p.level,
+                "action": p.action,
+                "decision": p.decision,
+                "rationale": p.rationale,
+                "flags": list(p.flags or []),
+                "old_text": old,
+                "new_text": p.new_text or "",
+                "proposed_text": new,
+                "edited": p.analyst_text is not None,
+                "changed": changed,
+                "diff_html": side_by_side_html(old, new) if changed else "",
+                "diff_stats": diff_stats(word_diff(old, new)) if changed else {},
+                "evidence": list(p.evidence or []),
+                "evidence_html": evidence_rows_html(list(p.evidence or [])),
+            }
+        )
+    return cards
+
+
+def cost_by_stage(session: Session, run_id: int) -> list[dict[str, Any]]:
+    """Per-stage cost of a run (stages summed over providers and models)."""
+    rows: dict[str, dict[str, float]] = {}
+    for ev in session.exec(select(CostEvent).where(CostEvent.run_id == run_id)):
+        row = rows.setdefault(ev.stage, dict.fromkeys((*COST_FIELDS, "seconds"), 0.0))
+        for key in (*COST_FIELDS, "seconds"):
+            row[key] += getattr(ev, key) or 0
+    return [{"stage": stage, **vals} for stage, vals in sorted(rows.items())]
+
+
+def _scratch_run(session: Session, report: Report) -> tuple[UpdateRun | None, str]:
+    create = session.exec(
+        select(UpdateRun)
+        .where(
+            UpdateRun.report_id == report.id,
+            col(UpdateRun.kind).in_(("create", "rebuild")),
+            UpdateRun.status == "committed",
+        )
+        .order_by(col(UpdateRun.id))
+    ).first()
+    if create is not None:
+        return create, f"this report's from-scratch research (run {create.id})"
+    baseline = session.exec(
+        select(UpdateRun)
+        .join(Report, col(Report.id) == UpdateRun.report_id)
+        .where(
+            Report.baseline_of == report.id,
+            col(UpdateRun.kind).in_(("create", "rebuild")),
+            UpdateRun.status == "committed",
+        )
+        .order_by(col(UpdateRun.id).desc())
+    ).first()
+    if baseline is not None:
+        return baseline, f"baseline report {baseline.report_id} (run {baseline.id})"
+    return None, ""
+
+
+def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
+    """What researching this report from scratch cost (its create run, or a baseline
+    report's rebuild) — or, for an imported report, an estimate.
+
+    The estimate follows what ``core.research`` does: one search per planning query
+    and per section, a fetch per source in the evidence pool, a writer call to plan, one to outline
+    and one per section; tokens ≈ characters / 4 of the sources read and the text
+    written; dollars from the configured writer model's price when the writer is an
+    LLM (the offline writer makes no LLM calls).
+    """
+    report = _report(session, report_id)
+    run, basis = _scratch_run(session, report)
+    if run is not None:
+        stages = cost_by_stage(session, run.id)
+        totals = {k: sum(s[k] for s in stages) for k in COST_FIELDS}
+        return {"estimated": False, "basis": basis, "stages": stages, "totals": totals}
+    from core.repository import newest_snapshot
+    from core.settings import get_settings
+
+    cfg = settings_of(report.settings)
+    versions = versions_of(session, report.id)
+    if not versions:
+        zero = dict.fromkeys(COST_FIELDS, 0)
+        return {"estimated": True, "basis": "no version yet", "stages": [], "totals": zero}
+    version = versions[-1]
+    sections = [s for s in sections_of(session, version.id) if s.level >= 1]
+    cited = citations_of(session, version.id)
+    pool = len(pool_of(session, report.id))  # a rebuild finds and fetches about the pool
+    source_chars = 0
+    for snap in cited.values():
+        newest = newest_snapshot(session, snap.source_id)
+        source_chars += len((newest.content if newest else snap.content) or "")
+    written = sum(len(s.body) for s in sections)
+    settings = get_settings()
+    writer = cfg.get("writer") or settings.llm
+    llm = writer != "offline"
+    calls = 2 + len(sections)
+    tokens_in = (source_chars + 2000 * calls) // 4 if llm else 0
+    tokens_out = written // 4 if llm else 0
+    usd = 0.0
+    if llm:
+        price = settings.price_for(settings.model_writer)
+        usd = round((tokens_in * price.input + tokens_out * price.output) / 1e6, 4)
+    stages = [
+        {"stage": "plan", "llm_calls": 1 if llm else 0, "tokens_in": 0, "tokens_out": 0,
+         "searches": 0, "fetches": 0, "usd": 0.0},
+        {"stage": "search", "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
+         "searches": int(cfg["queries"]) + len(sections), "fetches": 0, "usd": 0.0},
+        {"stage": "fetch", "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
+         "searches": 0, "fetches": max(len(cited), pool), "usd": 0.0},
+        {"stage": "write", "llm_calls": (calls - 1) if llm else 0, "tokens_in": tokens_in,
+         "tokens_out": tokens_out, "searches": 0, "fetches": 0, "usd": usd},
+    ]  # fmt: skip
+    totals = {k: sum(s[k] for s in stages) for k in COST_FIELDS}
+    return {
+        "estimated": True,
+        "basis": f"estimate for {len(sections)} sections and {pool} sources in the pool",
+        "stages": stages,
+        "totals": totals,
+    }
+
+
+def run_costs(session: Session, run_id: int) -> dict[str, Any]:
+    """A run's cost by stage and in total, with the from-scratch comparison."""
+    run = session.get(UpdateRun, int(run_id))
+    if run is None:
+        raise NotFoundError(f"No run {run_id}.")
+    stages = cost_by_stage(session, run.id)
+    totals = run_cost(session, run.id)
+    totals["writer_calls"] = int((run.summary or {}).get("writer_calls", 0))
+    return {"stages": stages, "totals": totals, "scratch": scratch_cost(session, run.report_id)}
+
+
+# -- reading a version -----------------------------------------------------------------
+_MD = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
+_CITE = re.compile(r"\[(\d{1,6}(?:\s*[,;]\s*\d{1,6})*)\]")
+_TAG = re.compile(r"(<[^>]*>)")
+
+
+def _link_citations(rendered: str, known: set[int]) -> str:
+    """Turn ``[n]`` in text (not in code or links) into links to the References entry."""
+    out: list[str] = []
+    skip = 0
+    for part in _TAG.split(rendered):
+        if part.startswith("<"):
+            name = part[1:].split(None, 1)[0].rstrip(">").lower() if len(part) > 2 else ""
+            if name in ("a", "code", "pre"):
+                skip += 1
+            elif name in ("/a", "/code", "/pre"):
+                skip = max(0, skip - 1)
+            out.append(part)
+            continue
+        if skip:
+            out.append(part)
+            continue
+
+        def repl(m: re.Match[str]) -> str:
+            nums = [int(n) for n in re.split(r"\s*[,;]\s*", m.group(1))]
+            if not all(n in known for n in nums):
+                return m.group(0)
+            links = ", ".join(f'<a class="eg-cite" href="#ref-{n}">{n}</a>' for n in nums)
+            return f"[{links}]"
+
+        out.append(_CITE.sub(repl, part))
+    return "".join(out)
+
+
+def markdown_html(text: str, known_markers: set[int] | None = None) -> str:
+    """Markdown → HTML with raw HTML and images off (all text escaped) and ``[n]``
+    citations linked to ``#ref-n``."""
+    rendered = _MD.render(text or "")
+    return _link_citations(rendered, known_markers or set())
+
+
+def version_html(session: Session, report: Report, number: int | None = None) -> str:
+    """A committed version as safe HTML: sections, clickable [n] citations, and the
+    References list (each entry anchored ``ref-n``, with its fetched date)."""
+    version = get_version(session, report, number)
+    doc = load_doc(session, version)
+    known = {r.marker for r in doc.references}
+    parts = [f'<div class="eg-report"><h1>{esc(doc.title)}</h1>']
+    for s in doc.sections:
+        if s.level >= 1:
+            level = min(s.level + 1, 6)
+            parts.append(f"<h{level}>{esc(s.heading)}</h{level}>")
+        parts.append(markdown_html(s.body, known))
+    if doc.references:
+        parts.append('<h2>References</h2><ol class="eg-refs">')
+        for r in doc.references:
+            fetched = (
+                f' <span class="eg-muted">— fetched {esc(r.fetched)}</span>' if r.fetched else ""
+            )
+            parts.append(
+                f'<li id="ref-{r.marker}" value="{r.marker}">[{r.marker}] '
+                f"{link_html(r.url, r.title or r.url)}{fetched}</li>"
+            )
+        parts.append("</ol>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def version_timeline(session: Session, report_id: int) -> list[dict[str, Any]]:
+    """Each committed version with the run that produced it and what changed."""
+    out = []
+    for v in versions_of(session, report_id):
+        run = session.get(UpdateRun, v.run_id) if v.run_id else None
+        statuses = Counter(s.status for s in sections_of(session, v.id))
+        out.append(
+            {
+                "number": v.number,
+                "as_of": day(v.as_of),
+                "committed": stamp(v.created_at),
+                "run_id": v.run_id,
+                "kind": run.kind if run else "",
+                "sections": sum(statuses.values()),
+                "statuses": dict(statuses),
+                "stale_citations": v.stale_citations,
+                "metrics": v.metrics or {},
+            }
+        )
+    return out
+
+
+def version_diff(session: Session, report: Report, a: int, b: int) -> list[dict[str, Any]]:
+    """Section-by-section diff of version ``a`` → ``b`` (matched by section key)."""
+    old = {s.key: s for s in sections_of(session, get_version(session, report, a).id)}
+    new_sections = sections_of(session, get_version(session, report, b).id)
+    new = {s.key: s for s in new_sections}
+    out = []
+    order = [s.key for s in new_sections] + [k for k in old if k not in new]
+    for key in order:
+        o, n = old.get(key), new.get(key)
+        heading = (n or o).heading or "(opening paragraph)"  # type: ignore[union-attr]
+        before, after = (o.body if o else ""), (n.body if n else "")
+        if o is None:
+            kind = "added"
+        elif n is None:
+            kind = "removed"
+        elif before == after and o.heading == n.heading:
+            kind = "unchanged"
+        else:
+            kind = "changed"
+        out.append(
+            {
+                "key": key,
+                "heading": heading,
+                "kind": kind,
+                "html": side_by_side_html(before, after) if kind != "unchanged" else "",
+                "text": after or before,
+            }
+        )
+    return out
+
+
+def export_bytes(session: Session, report: Report, number: int | None, fmt: str) -> bytes:
+    """The exported file's bytes, through the same ``export_version`` the CLI uses."""
+    from core.export import export_version
+
+    with tempfile.TemporaryDirectory(prefix="evergreen-export-") as tmp:
+        path = export_version(session, report, Path(tmp) / f"report.{fmt}", fmt=fmt, number=number)
+        data = path.read_bytes()
+    if not data:
+        raise EvergreenError(f"The {fmt} export came out empty; nothing to download.")
+    return data
+
+
+# -- evidence --------------------------------------------------------------------------
+def evidence_pool(session: Session, report_id: int) -> list[dict[str, Any]]:
+    """Each source in the report's pool with its last check and change kind."""
+    out = []
+    for entry in pool_of(session, report_id):
+        source = session.get(Source, entry.source_id)
+        history = snapshot_history(session, entry.source_id)
+        latest = history[-1] if history else None
+        out.append(
+            {
+                "marker": entry.marker,
+                "source_id": entry.source_id,
+                "url": source.url if source else "",
+                "title": (latest.title if latest and latest.title else None)
+                or (source.title if source else ""),
+                "last_checked": stamp(entry.last_checked),
+                "status": entry.status,
+                "snapshots": len(history),
+                "latest_as_of": day(latest.as_of) if latest else "",
+            }
+        )
+    return out
+
+
+def snapshot_rows(session: Session, source_id: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": s.id,
+            "as_of": day(s.as_of),
+            "fetched_at": stamp(s.fetched_at),
+            "published": day(s.published),
+            "title": s.title,
+            "change_kind": s.change_kind,
+            "similarity": s.similarity,
+            "reasons": list(s.reasons or []),
+            "claims": list(s.claim_diff or []),
+            "has_content": s.content is not None,
+            "chars": len(s.content or ""),
+        }
+        for s in snapshot_history(session, source_id)
+    ]
+
+
+def snapshot_diff_html(session: Session, old_id: int, new_id: int) -> str:
+    old, new = session.get(Snapshot, old_id), session.get(Snapshot, new_id)
+    if old is None or new is None:
+        raise NotFoundError("No such snapshot.")
+    return side_by_side_html(old.content or "", new.content or "")
+
+
+def snapshot_claims_html(session: Session, snapshot_id: int) -> str:
+    snap = session.get(Snapshot, snapshot_id)
+    if snap is None:
+        raise NotFoundError(f"No snapshot {snapshot_id}.")
+    items = [
+        f"<li>{inline_html(word_diff(c.get('before') or '', c.get('after') or ''))}</li>"
+        for c in snap.claim_diff or []
+    ]
+    return f"<ul>{''.join(items)}</ul>" if items else ""
+
+
+# -- history ---------------------------------------------------------------------------
+def history(session: Session, report_id: int) -> list[dict[str, Any]]:
+    """Per committed version: continuity, cost, sections changed, evidence changes."""
+    rows = []
+    previous_keys: set[str] = set()
+    for v in versions_of(session, report_id):
+        sections = sections_of(session, v.id)
+        keys = {s.key for s in sections}
+        statuses = Counter(s.status for s in sections)
+        run = session.get(UpdateRun, v.run_id) if v.run_id else None
+        evidence = (run.summary or {}).get("evidence", {}) if run else {}
+        cost = run_cost(session, run.id) if run else dict.fromkeys(COST_FIELDS, 0)
+        rows.append(
+            {
+                "number": v.number,
+                "as_of": day(v.as_of),
+                "kind": run.kind if run else "",
+                "run_id": run.id if run else None,
+                "metrics": v.metrics or {},
+                "cost": {k: cost.get(k, 0) for k in COST_FIELDS},
+                "writer_calls": int((run.summary or {}).get("writer_calls", 0)) if run else 0,
+                "sections": {
+                    "revised": statuses.get("revised", 0),
+                    "extended": statuses.get("extended", 0),
+                    "added": statuses.get("added", 0),
+                    "removed": len(previous_keys - keys) if previous_keys else 0,
+                    "kept": statuses.get("kept", 0),
+                },
+                "evidence": {k: int(evidence.get(k, 0)) for k in EVIDENCE_KINDS},
+                "stale_citations": v.stale_citations,
+            }
+        )
+        previous_keys = keys
+    return rows
+
+
+# -- settings --------------------------------------------------------------------------
+def providers_of(source: str) -> dict[str, str]:
+    """Which search provider and fetcher a report's source uses (for display)."""
+    if source == "sample":
+        return {"search": "local corpus 'sample' (BM25, as of a date)", "fetch": "local corpus"}
+    if source.startswith("corpus:"):
+        name = source.removeprefix("corpus:")
+        return {"search": f"local corpus '{name}' (BM25, as of a date)", "fetch": "local corpus"}
+    if source == "web":
+        return {"search": "Tavily web search", "fetch": "crawl4ai / HTTP"}
+    return {"search": "none", "fetch": "none"}
+
+
+def report_settings(session: Session, report_id: int) -> dict[str, Any]:
+    report = _report(session, report_id)
+    return {
+        **settings_of(report.settings),
+        "source": report.source,
+        "providers": providers_of(report.source),
+    }

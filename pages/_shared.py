@@ -1,0 +1,142 @@
+"""Presentation helpers shared by the screens: styles, the report picker, run progress.
+
+No business logic: numbers and texts come from ``core.views`` and friends. Any HTML
+built here escapes its text (``core.views.esc``) before ``st.html`` shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from core.db import session_scope
+from core.diffing import DIFF_CSS
+from core.errors import EvergreenError
+from core.views import esc
+
+REPORT_KEY = "eg_report"  # the report the analyst is looking at (all screens)
+RUN_KEY = "eg_run"  # the run being followed or reviewed
+VERSION_KEY = "eg_version"
+
+ACTION_COLORS = {
+    "keep": "#6b7280",
+    "revise": "#b45309",
+    "extend": "#1d4ed8",
+    "add": "#15803d",
+    "remove": "#b91c1c",
+}
+KIND_COLORS = {
+    "unchanged": "#6b7280",
+    "minor": "#0e7490",
+    "material": "#b45309",
+    "changed": "#b45309",
+    "gone": "#b91c1c",
+    "new": "#15803d",
+    "imported": "#6b7280",
+    "error": "#b91c1c",
+}
+
+CSS = (
+    DIFF_CSS
+    + """
+.eg-badge { display: inline-block; padding: 0.05em 0.55em; border-radius: 0.8em;
+  font-size: 0.8em; font-weight: 600; color: #fff; margin-right: 0.4em; }
+.eg-card-head { font-size: 1.1rem; font-weight: 600; margin: 0.1em 0 0.2em 0; }
+.eg-muted { color: #6b7280; font-size: 0.85em; }
+.eg-url { color: #6b7280; font-size: 0.75em; overflow-wrap: anywhere; }
+.eg-kind { display: inline-block; padding: 0 0.45em; border-radius: 0.6em; color: #fff;
+  font-size: 0.8em; }
+table.eg-ev { width: 100%; border-collapse: collapse; font-size: 0.9em; table-layout: fixed; }
+table.eg-ev th, table.eg-ev td { border: 1px solid #d0d7de; padding: 0.3em 0.5em;
+  vertical-align: top; text-align: left; overflow-wrap: anywhere; }
+table.eg-ev th.eg-w-n { width: 3.2em; } table.eg-ev th.eg-w-s { width: 24%; }
+table.eg-ev th.eg-w-d { width: 8.5em; } table.eg-ev th.eg-w-x { width: 6em; }
+table.eg-ev th.eg-w-k { width: 9em; }
+table.eg-ev details summary { cursor: pointer; color: #1d4ed8; }
+table.eg-ev th { background: #f6f8fa; }
+table.eg-ev ul { margin: 0; padding-left: 1.1em; }
+.eg-report h1 { font-size: 1.8rem; } .eg-report h2 { font-size: 1.4rem; margin-top: 1em; }
+.eg-report h3 { font-size: 1.15rem; }
+.eg-report table { border-collapse: collapse; } .eg-report td, .eg-report th {
+  border: 1px solid #d0d7de; padding: 0.2em 0.5em; }
+.eg-refs { padding-left: 0; list-style: none; } .eg-refs li { margin: 0.3em 0; }
+.eg-refs li:target { background: #fff7d6; }
+a.eg-cite { text-decoration: none; font-weight: 600; }
+.eg-question { color: #374151; }
+"""
+    + "".join(f".eg-a-{k} {{ background: {c}; }}\n" for k, c in ACTION_COLORS.items())
+    + "".join(f".eg-kind-{k} {{ background: {c}; }}\n" for k, c in KIND_COLORS.items())
+)
+
+
+def style() -> None:
+    """Wide layout (again: a deep link to a screen otherwise opens narrow) and the app's
+    CSS (a style-only st.html takes no space on the page)."""
+    st.set_page_config(layout="wide")
+    st.html(f"<style>{CSS}</style>")
+
+
+def badge_html(text: str, kind: str) -> str:
+    return f'<span class="eg-badge eg-a-{esc(kind)}">{esc(text)}</span>'
+
+
+def show_error(exc: Exception) -> None:
+    st.error(str(exc) if isinstance(exc, EvergreenError) else f"{type(exc).__name__}: {exc}")
+
+
+def guarded(fn: Callable[[], Any]) -> Any:
+    """Run ``fn``; an EvergreenError becomes a red message instead of a traceback."""
+    try:
+        return fn()
+    except EvergreenError as exc:
+        show_error(exc)
+        return None
+
+
+def pick_report(label: str = "Report", *, key: str) -> int | None:
+    """The report selector every screen shares; remembers the choice across screens."""
+    from core.services import report_rows
+
+    with session_scope() as session:
+        rows = report_rows(session)
+    if not rows:
+        st.info("No reports yet: create or import one on the Reports screen.")
+        return None
+    ids = [r["id"] for r in rows]
+    titles = {r["id"]: f"{r['id']} · {r['title']}" for r in rows}
+    current = st.session_state.get(REPORT_KEY)
+    index = ids.index(current) if current in ids else 0
+
+    def remember() -> None:
+        st.session_state[REPORT_KEY] = st.session_state[key]
+
+    choice = st.selectbox(
+        label, ids, index=index, format_func=lambda i: titles[i], key=key, on_change=remember
+    )
+    st.session_state[REPORT_KEY] = choice
+    return choice
+
+
+def progress_line(run: dict[str, Any]) -> None:
+    """One run's live state: status, progress text, and any error."""
+    status = run["status"]
+    text = f"Run {run['id']} ({run['kind']}, as of {run['as_of']}): **{status.replace('_', ' ')}**"
+    if run.get("progress") and run["progress"] != status.replace("_", " "):
+        st.markdown(text + " — " + _md_escape(run["progress"]))
+    else:
+        st.markdown(text)
+    if run.get("error"):
+        st.error(run["error"])
+
+
+def _md_escape(text: str) -> str:
+    """Text shown through st.markdown without being read as Markdown."""
+    out = []
+    for ch in str(text):
+        out.append("\\" + ch if ch in "\\`*_{}[]()#+-.!|<>~$" else ch)
+    return "".join(out)
+
+
+md_escape = _md_escape

@@ -1,0 +1,105 @@
+"""Evidence: the report's evidence pool — each source's last check, change kind and
+snapshot history, and the diff between any two snapshots of a source."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.db import session_scope
+from core.views import (
+    esc,
+    evidence_pool,
+    link_html,
+    snapshot_claims_html,
+    snapshot_diff_html,
+    snapshot_rows,
+)
+from pages._shared import pick_report, style
+
+
+def _sim(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def pool_table(rows: list[dict]) -> None:
+    body = "".join(
+        "<tr>"
+        f"<td>[{esc(r['marker'])}]</td>"
+        f"<td>{link_html(r['url'], r['title'] or r['url'])}"
+        f'<div class="eg-url">{esc(r["url"])}</div></td>'
+        f"<td>{esc(r['last_checked'] or '—')}</td>"
+        f'<td><span class="eg-kind eg-kind-{esc(r["status"])}">{esc(r["status"])}</span></td>'
+        f"<td>{esc(r['snapshots'])}</td>"
+        f"<td>{esc(r['latest_as_of'] or '—')}</td>"
+        "</tr>"
+        for r in rows
+    )
+    st.html(
+        '<table class="eg-ev"><thead><tr><th>[n]</th><th>Source</th><th>Last checked</th>'
+        "<th>Change</th><th>Snapshots</th><th>Newest as of</th></tr></thead>"
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+def source_detail(entry: dict) -> None:
+    with session_scope() as session:
+        snaps = snapshot_rows(session, entry["source_id"])
+    st.html(
+        f'<div class="eg-card-head">[{esc(entry["marker"])}] '
+        f"{link_html(entry['url'], entry['title'] or entry['url'])}</div>"
+    )
+    rows = "".join(
+        "<tr>"
+        f"<td>{esc(s['id'])}</td><td>{esc(s['as_of'] or '—')}</td>"
+        f"<td>{esc(s['fetched_at'])}</td>"
+        f'<td><span class="eg-kind eg-kind-{esc(s["change_kind"])}">'
+        f"{esc(s['change_kind'])}</span></td>"
+        f"<td>{_sim(s['similarity'])}</td>"
+        f"<td>{esc(', '.join(s['reasons']) or '—')}</td>"
+        f"<td>{esc(s['chars']) if s['has_content'] else 'not fetched'}</td>"
+        "</tr>"
+        for s in snaps
+    )
+    st.html(
+        '<table class="eg-ev"><thead><tr><th>Snapshot</th><th>As of</th><th>Fetched</th>'
+        "<th>Change</th><th>Similarity</th><th>Why</th><th>Characters</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
+    with_content = [s for s in snaps if s["has_content"]]
+    if len(with_content) < 2:
+        st.caption("Fewer than two fetched snapshots: nothing to compare yet.")
+        return
+    ids = [s["id"] for s in with_content]
+    label = {s["id"]: f"snapshot {s['id']} · as of {s['as_of']}" for s in with_content}
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("From snapshot", ids, index=len(ids) - 2, format_func=label.get, key="snap_a")
+    b = c2.selectbox("To snapshot", ids, index=len(ids) - 1, format_func=label.get, key="snap_b")
+    with session_scope() as session:
+        claims = snapshot_claims_html(session, b)
+        diff = snapshot_diff_html(session, a, b)
+    if claims:
+        st.markdown("**Changed claims** (recorded when the newer snapshot was taken)")
+        st.html(claims)
+    st.html(diff)
+
+
+def main() -> None:
+    style()
+    st.title("Evidence")
+    report_id = pick_report(key="evidence_report_pick")
+    if report_id is None:
+        return
+    with session_scope() as session:
+        pool = evidence_pool(session, report_id)
+    if not pool:
+        st.info("This report's evidence pool is empty.")
+        return
+    st.caption(f"{len(pool)} source(s) in this report's evidence pool.")
+    pool_table(pool)
+    markers = [p["marker"] for p in pool]
+    titles = {p["marker"]: f"[{p['marker']}] {p['title'] or p['url']}" for p in pool}
+    marker = st.selectbox("Source", markers, format_func=titles.get, key="evidence_source")
+    source_detail(next(p for p in pool if p["marker"] == marker))
+
+
+main()

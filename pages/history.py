@@ -1,0 +1,153 @@
+"""History: plotly charts across versions — continuity, cost per update next to a
+from-scratch rebuild, sections changed and evidence changes per update."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.db import session_scope
+from core.views import COST_FIELDS, COST_LABELS, EVIDENCE_KINDS, history, scratch_cost
+from pages._shared import ACTION_COLORS, KIND_COLORS, pick_report, style
+
+LAYOUT = {"height": 320, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}}
+
+
+def _labels(rows: list[dict]) -> list[str]:
+    return [f"v{r['number']} ({r['as_of']})" for r in rows]
+
+
+def continuity_chart(rows: list[dict]) -> None:
+    later = [r for r in rows if r["metrics"]]
+    if not later:
+        st.info("Continuity is measured from the first update on.")
+        return
+    fig = go.Figure()
+    for key, name in (
+        ("content_rouge_l", "content ROUGE-L"),
+        ("outline_em_f1", "outline exact-match F1"),
+        ("content_bleu4", "content BLEU-4"),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=_labels(later),
+                y=[r["metrics"].get(key) for r in later],
+                mode="lines+markers",
+                name=name,
+                visible=True if key != "content_bleu4" else "legendonly",
+            )
+        )
+    fig.update_layout(title="Continuity with the previous version", yaxis_range=[0, 1.05], **LAYOUT)
+    st.plotly_chart(fig, width="stretch", key="chart_continuity")
+
+
+def cost_chart(rows: list[dict], scratch: dict) -> None:
+    updates = [r for r in rows if r["kind"] == "update"]
+    if not updates:
+        st.info("No updates yet: cost per update appears after the first one.")
+        return
+    default = next(
+        (k for k in ("usd", "llm_calls", "fetches") if any(r["cost"][k] for r in updates)),
+        "fetches",
+    )
+    metric = (
+        st.segmented_control(
+            "Cost measure",
+            list(COST_FIELDS),
+            default=default,
+            format_func=COST_LABELS.get,
+            key="history_cost_metric",
+        )
+        or default
+    )
+    name = "from scratch (estimate)" if scratch["estimated"] else "from scratch"
+    fig = go.Figure(
+        [
+            go.Bar(x=_labels(updates), y=[r["cost"][metric] for r in updates], name="update"),
+            go.Bar(
+                x=_labels(updates),
+                y=[scratch["totals"][metric]] * len(updates),
+                name=name,
+                marker_color="#9ca3af",
+            ),
+        ]
+    )
+    fig.update_layout(
+        title=f"Cost per update ({COST_LABELS[metric]}) next to from scratch",
+        barmode="group",
+        **LAYOUT,
+    )
+    st.plotly_chart(fig, width="stretch", key="chart_cost")
+    st.caption(f"From scratch: {scratch['basis']}.")
+
+
+def sections_chart(rows: list[dict]) -> None:
+    updates = [r for r in rows if r["kind"] == "update"]
+    if not updates:
+        return
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=_labels(updates),
+                y=[r["sections"][status] for r in updates],
+                name=status,
+                marker_color=ACTION_COLORS[action],
+            )
+            for status, action in (
+                ("revised", "revise"),
+                ("extended", "extend"),
+                ("added", "add"),
+                ("removed", "remove"),
+            )
+        ]
+    )
+    fig.update_layout(title="Sections changed per update", barmode="stack", **LAYOUT)
+    st.plotly_chart(fig, width="stretch", key="chart_sections")
+
+
+def evidence_chart(rows: list[dict]) -> None:
+    updates = [r for r in rows if r["kind"] == "update"]
+    if not updates:
+        return
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=_labels(updates),
+                y=[r["evidence"][kind] for r in updates],
+                name=kind,
+                marker_color=KIND_COLORS[kind],
+                visible=True if kind != "unchanged" else "legendonly",
+            )
+            for kind in EVIDENCE_KINDS
+        ]
+    )
+    fig.update_layout(title="Evidence changes per update", barmode="stack", **LAYOUT)
+    st.plotly_chart(fig, width="stretch", key="chart_evidence")
+
+
+def main() -> None:
+    style()
+    st.title("History")
+    report_id = pick_report(key="history_report_pick")
+    if report_id is None:
+        return
+    with session_scope() as session:
+        rows = history(session, report_id)
+        scratch = scratch_cost(session, report_id)
+    if not rows:
+        st.warning("This report has no committed version yet.")
+        return
+    st.caption(f"{len(rows)} version(s); {sum(r['kind'] == 'update' for r in rows)} update(s).")
+    left, right = st.columns(2)
+    with left:
+        continuity_chart(rows)
+    with right:
+        cost_chart(rows, scratch)
+    left, right = st.columns(2)
+    with left:
+        sections_chart(rows)
+    with right:
+        evidence_chart(rows)
+
+
+main()

@@ -1,0 +1,156 @@
+"""Report: read any version (clickable [n] citations → References), the version
+timeline, the diff between two versions, and Markdown / PDF export."""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from core.db import session_scope
+from core.errors import EvergreenError
+from core.repository import get_report
+from core.views import esc, export_bytes, version_diff, version_html, version_timeline
+from pages._shared import VERSION_KEY, badge_html, pick_report, show_error, style
+
+
+def _file_stem(title: str, number: int) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()[:60] or "report"
+    return f"{slug}-v{number}"
+
+
+def timeline(rows: list[dict]) -> None:
+    st.dataframe(
+        [
+            {
+                "version": r["number"],
+                "as of": r["as_of"],
+                "committed": r["committed"],
+                "made by": f"{r['kind']} run {r['run_id']}" if r["run_id"] else "",
+                "sections": r["sections"],
+                "changed": ", ".join(
+                    f"{n} {s}" for s, n in sorted(r["statuses"].items()) if s != "kept"
+                )
+                or "—",
+                "stale citations": r["stale_citations"],
+                "content ROUGE-L": r["metrics"].get("content_rouge_l"),
+                "outline EM F1": r["metrics"].get("outline_em_f1"),
+            }
+            for r in rows[::-1]
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+
+
+def export(report_id: int, number: int, title: str) -> None:
+    stem = _file_stem(title, number)
+    c1, c2 = st.columns(2)
+    try:
+        with session_scope() as session:
+            md = export_bytes(session, get_report(session, report_id), number, "md")
+    except EvergreenError as exc:
+        show_error(exc)
+    else:
+        c1.download_button(
+            "Download Markdown",
+            md,
+            file_name=f"{stem}.md",
+            mime="text/markdown",
+            key="download_md",
+            on_click="ignore",
+        )
+    pdf_key = f"eg_pdf_{report_id}_{number}"
+    if pdf_key in st.session_state:
+        c2.download_button(
+            "Download PDF",
+            st.session_state[pdf_key],
+            file_name=f"{stem}.pdf",
+            mime="application/pdf",
+            key="download_pdf",
+            on_click="ignore",
+        )
+    elif c2.button("Prepare PDF", key="make_pdf"):
+        try:
+            with st.spinner("Rendering the PDF …"), session_scope() as session:
+                data = export_bytes(session, get_report(session, report_id), number, "pdf")
+        except EvergreenError as exc:
+            st.session_state.pop(pdf_key, None)
+            st.error(f"PDF export failed: {exc}")
+        else:
+            st.session_state[pdf_key] = data
+            st.rerun()
+
+
+def compare(report_id: int, numbers: list[int]) -> None:
+    if len(numbers) < 2:
+        st.info("Only one version so far: nothing to compare.")
+        return
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("From version", numbers, index=len(numbers) - 2, key="diff_a")
+    b = c2.selectbox("To version", numbers, index=len(numbers) - 1, key="diff_b")
+    with session_scope() as session:
+        rows = version_diff(session, get_report(session, report_id), a, b)
+    changed = [r for r in rows if r["kind"] != "unchanged"]
+    st.caption(f"{len(changed)} of {len(rows)} section(s) differ.")
+    for r in rows:
+        if r["kind"] == "unchanged":
+            continue
+        st.html(
+            f'<div class="eg-card-head">{badge_html(r["kind"], _KIND[r["kind"]])}'
+            f"{esc(r['heading'])}</div>{r['html']}"
+        )
+    unchanged = [r["heading"] for r in rows if r["kind"] == "unchanged"]
+    if unchanged:
+        with st.expander(f"Unchanged sections ({len(unchanged)})"):
+            st.html("<ul>" + "".join(f"<li>{esc(h)}</li>" for h in unchanged) + "</ul>")
+
+
+_KIND = {"added": "add", "removed": "remove", "changed": "revise"}
+
+
+def main() -> None:
+    style()
+    st.title("Report")
+    report_id = pick_report(key="report_report_pick")
+    if report_id is None:
+        return
+    with session_scope() as session:
+        report = get_report(session, report_id)
+        title, source = report.title, report.source
+        rows = version_timeline(session, report_id)
+    if not rows:
+        st.warning("This report has no committed version yet.")
+        return
+    numbers = [r["number"] for r in rows]
+    as_of = {r["number"]: r["as_of"] for r in rows}
+    wanted = st.session_state.get(VERSION_KEY)
+    index = numbers[::-1].index(wanted) if wanted in numbers else 0
+
+    def remember() -> None:
+        st.session_state[VERSION_KEY] = st.session_state["version_pick"]
+
+    number = st.selectbox(
+        "Version",
+        numbers[::-1],
+        index=index,
+        format_func=lambda n: f"version {n} · as of {as_of[n]}",
+        key="version_pick",
+        on_change=remember,
+    )
+    st.session_state[VERSION_KEY] = number
+    if source == "sample":
+        st.caption("Sample data: invented for demonstration, not real reporting.")
+    read, versions, diff = st.tabs(["Read", "Timeline", "Compare versions"])
+    with read:
+        export(report_id, number, title)
+        with session_scope() as session:
+            body = version_html(session, get_report(session, report_id), number)
+        st.html(body)
+    with versions:
+        timeline(rows)
+    with diff:
+        compare(report_id, numbers)
+
+
+main()

@@ -1,0 +1,276 @@
+"""Reports (home): every tracked report, "Update now", and new reports (research or import)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from core import jobs
+from core.dates import parse_as_of
+from core.db import session_scope
+from core.errors import EvergreenError
+from core.export import version_markdown
+from core.repository import get_report
+from core.views import (
+    as_of_choices,
+    esc,
+    report_cards,
+    run_info,
+    source_choices,
+    update_as_of_choices,
+)
+from pages._shared import REPORT_KEY, RUN_KEY, progress_line, show_error, style
+
+LIVE_EVERY = 1.0  # seconds between progress polls while a run is working
+
+
+def _when(choice: str) -> Any:
+    return None if choice == "now" else parse_as_of(choice)
+
+
+def _cost_line(cost: dict[str, Any] | None) -> str:
+    if not cost:
+        return "—"
+    parts = [
+        f"{cost['llm_calls']} LLM calls",
+        f"{cost['tokens_in'] + cost['tokens_out']:,} tokens",
+        f"{cost['searches']} searches",
+        f"{cost['fetches']} fetches",
+        f"${cost['usd']:.2f}",
+    ]
+    return " · ".join(parts)
+
+
+@st.fragment(run_every=LIVE_EVERY)
+def live_run(run_id: int) -> None:
+    """Progress of a working run, polled from the database; reruns the page when it ends."""
+    with session_scope() as session:
+        run = run_info(session, run_id)
+    if run["status"] not in ("running", "cancelling"):
+        st.rerun(scope="app")
+    progress_line(run)
+    c1, c2 = st.columns(2)
+    if run["status"] == "running" and c1.button("Cancel", key=f"cancel_{run_id}"):
+        try:
+            jobs.cancel(run_id)
+        except EvergreenError as exc:
+            show_error(exc)
+    if not jobs.is_working(run_id) and c2.button(
+        "Mark abandoned",
+        key=f"abandon_{run_id}",
+        help="No worker in this app is running it (e.g. the app restarted mid-run). "
+        "The Review screen can also resume it.",
+    ):
+        try:
+            jobs.abandon(run_id)
+            st.rerun(scope="app")
+        except EvergreenError as exc:
+            show_error(exc)
+
+
+def report_card(card: dict[str, Any]) -> None:
+    rid = card["id"]
+    run = card["open_run"]
+    with st.container(border=True):
+        left, right = st.columns([3, 2], gap="medium")
+        with left:
+            badges = ""
+            if card["needs_review"]:
+                badges += '<span class="eg-badge eg-a-revise">needs review</span>'
+            elif run and run["status"] in ("running", "cancelling"):
+                badges += f'<span class="eg-badge eg-a-extend">{esc(run["status"])}</span>'
+            if card["every_days"]:
+                badges += (
+                    f'<span class="eg-badge eg-a-keep">every {esc(card["every_days"])} days'
+                    f"{' · due ' + esc(card['next_due']) if card['next_due'] else ''}</span>"
+                )
+            version = (
+                f"version {esc(card['version'])} as of {esc(card['as_of'])}"
+                if card["version"]
+                else "no version yet"
+            )
+            st.html(
+                f'<div class="eg-card-head">{esc(card["title"])} {badges}</div>'
+                f'<div class="eg-question">{esc(card["query"])}</div>'
+                f'<div class="eg-muted">Report {rid} · {version} · source {esc(card["source"])}'
+                f" · {esc(card['sources'])} sources · last update "
+                f"{esc(card['last_update'] or '—')} ({esc(card['last_run_status'] or 'none')})"
+                f'</div><div class="eg-muted">Last update\'s cost: '
+                f"{esc(_cost_line(card['last_cost']))}</div>"
+            )
+            b1, b2, b3 = st.columns(3)
+            if b1.button("Open", key=f"open_{rid}", disabled=not card["version"]):
+                st.session_state[REPORT_KEY] = rid
+                st.switch_page("pages/report.py")
+            awaiting = run and run["status"] == "awaiting_review"
+            if awaiting and b2.button("Review", key=f"review_{rid}", type="primary"):
+                st.session_state[REPORT_KEY] = rid
+                st.session_state[RUN_KEY] = run["id"]
+                st.switch_page("pages/review.py")
+            if b3.button("History", key=f"history_{rid}", disabled=not card["version"]):
+                st.session_state[REPORT_KEY] = rid
+                st.switch_page("pages/history.py")
+        with right:
+            if run and run["status"] in ("running", "cancelling"):
+                live_run(run["id"])
+            elif card["version"]:
+                update_controls(card)
+            elif card["last_run_status"] == "failed":
+                st.error("Creating this report failed; see its run on the Review screen.")
+
+
+def update_controls(card: dict[str, Any]) -> None:
+    rid = card["id"]
+    options = ["now"]
+    if card["temporal"]:
+        with session_scope() as session:
+            options += update_as_of_choices(session, rid)[::-1]
+    choice = st.selectbox(
+        "As of",
+        options,
+        key=f"asof_{rid}",
+        help="The date the update sees the sources as of (a temporal corpus offers its "
+        "snapshot dates after the current version).",
+    )
+    if st.button("Update now", key=f"update_{rid}", type="primary"):
+        try:
+            run_id = jobs.start_update(rid, as_of=_when(choice))
+        except EvergreenError as exc:
+            show_error(exc)
+            return
+        st.session_state[REPORT_KEY] = rid
+        st.session_state[RUN_KEY] = run_id
+        st.rerun()
+
+
+def new_report() -> None:
+    with st.expander("New report", expanded=False):
+        research, upload = st.tabs(["Research a question", "Import a Markdown report"])
+        sources = source_choices()
+        with research:
+            question = st.text_area("Research question", key="new_question", height=80)
+            title = st.text_input("Title (optional)", key="new_title")
+            c1, c2 = st.columns(2)
+            source = c1.selectbox("Source", sources, key="new_source")
+            as_of = c2.selectbox("As of", ["now", *as_of_choices(source)], key="new_as_of")
+            if st.button("Create report", key="create", type="primary"):
+                try:
+                    with st.spinner("Researching …"):
+                        result = jobs.start_create(
+                            question, title=title or None, as_of=_when(as_of), source=source
+                        )
+                except EvergreenError as exc:
+                    show_error(exc)
+                else:
+                    if result:
+                        st.session_state[REPORT_KEY] = result["report_id"]
+                        st.session_state["eg_flash"] = (
+                            f"Created report {result['report_id']}: {result['sections']} "
+                            f"sections citing {result['sources']} sources."
+                        )
+                    else:
+                        st.session_state["eg_flash"] = (
+                            "Researching in the background; the report appears below."
+                        )
+                    st.rerun()
+        with upload:
+            file = st.file_uploader(
+                "Markdown report", type=["md", "markdown", "txt"], key="import_file"
+            )
+            query = st.text_area("The question it answers", key="import_question", height=70)
+            c1, c2 = st.columns(2)
+            isource = c1.selectbox("Source for updates", sources, key="import_source")
+            iasof = c2.text_input("As of (YYYY-MM-DD, empty: now)", key="import_as_of")
+            if st.button("Import", key="import"):
+                import_upload(file, query, isource, iasof)
+
+
+def import_upload(file: Any, query: str, source: str, as_of: str) -> None:
+    from core.importer import import_report
+    from core.services import check_source
+
+    if file is None:
+        st.error("Choose a Markdown file to import.")
+        return
+    try:
+        try:
+            text = file.getvalue().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise EvergreenError(
+                f"{file.name} is not UTF-8 text (bad byte at offset {exc.start}); "
+                "re-save it as UTF-8 and import again."
+            ) from None
+        if not text.strip():
+            raise EvergreenError(f"{file.name} is empty: nothing to import.")
+        check_source(source)
+        stem = file.name.rsplit(".", 1)[0].replace("-", " ").replace("_", " ").strip()
+        with session_scope() as session:
+            report, summary = import_report(
+                session,
+                text,
+                query=query,
+                as_of=parse_as_of(as_of) if as_of.strip() else None,
+                source=source,
+                default_title=stem or "Imported report",
+            )
+    except EvergreenError as exc:
+        show_error(exc)
+        return
+    st.session_state[REPORT_KEY] = summary["report_id"]
+    st.session_state["eg_flash"] = (
+        f"Imported report {summary['report_id']}: {summary['sections']} sections, "
+        f"{summary['references']} references."
+    )
+    st.rerun()
+
+
+def quick_look(cards: list[dict[str, Any]]) -> None:
+    """The chosen report's current version, as plain Markdown (no HTML rendered)."""
+    ids = [c["id"] for c in cards if c["version"]]
+    if not ids:
+        return
+    titles = {c["id"]: f"{c['id']} · {c['title']}" for c in cards}
+    current = st.session_state.get(REPORT_KEY)
+    st.subheader("Current version")
+    choice = st.selectbox(
+        "Report",
+        ids,
+        index=ids.index(current) if current in ids else 0,
+        format_func=lambda i: titles[i],
+        key="report_pick",
+    )
+    with session_scope() as session:
+        report = get_report(session, choice)
+        text = version_markdown(session, report)
+        source = report.source
+    if source == "sample":
+        st.caption("Sample data: invented for demonstration, not real reporting.")
+    with st.container(border=True, height=420):
+        st.markdown(text)
+
+
+def main() -> None:
+    style()
+    st.title("Reports")
+    st.caption("Research reports kept current by reviewed, incremental updates.")
+    flash = st.session_state.pop("eg_flash", None)
+    if flash:
+        st.success(flash)
+    new_report()
+    try:
+        with session_scope() as session:
+            cards = report_cards(session)
+    except EvergreenError as exc:
+        show_error(exc)
+        return
+    if not cards:
+        st.info("No reports yet: research a question or import a Markdown report above.")
+        return
+    st.subheader("Tracked reports")
+    for card in cards:
+        report_card(card)
+    quick_look(cards)
+
+
+main()

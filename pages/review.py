@@ -1,0 +1,295 @@
+"""Review: one card per section of a run awaiting review — diff, evidence, decision —
+cost meters against a from-scratch rebuild, and "Commit version"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from core import jobs
+from core.db import session_scope
+from core.errors import EvergreenError
+from core.review import commit_run, decide, get_run
+from core.views import (
+    COST_FIELDS,
+    COST_LABELS,
+    esc,
+    review_cards,
+    run_costs,
+    run_info,
+    runs_of,
+)
+from pages._shared import (
+    REPORT_KEY,
+    RUN_KEY,
+    VERSION_KEY,
+    badge_html,
+    pick_report,
+    progress_line,
+    show_error,
+    style,
+)
+
+STAGE_COLORS = [
+    "#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626", "#0891b2", "#4b5563", "#db2777",
+    "#65a30d", "#7c3aed",
+]  # fmt: skip
+
+
+def pick_run(report_id: int) -> dict[str, Any] | None:
+    with session_scope() as session:
+        runs = [r for r in runs_of(session, report_id) if r["kind"] != "import"]
+    if not runs:
+        st.info("This report has no runs to review yet: use “Update now” on the Reports screen.")
+        return None
+    ids = [r["id"] for r in runs]
+    labels = {
+        r["id"]: f"Run {r['id']} · {r['kind']} · {r['status']} · as of {r['as_of']}" for r in runs
+    }
+    wanted = st.session_state.get(RUN_KEY)
+    if wanted not in ids:  # default: the open run, else the newest
+        wanted = next(
+            (r["id"] for r in runs if r["status"] in ("awaiting_review", "running")), ids[0]
+        )
+
+    def remember() -> None:
+        st.session_state[RUN_KEY] = st.session_state["review_run_pick"]
+
+    choice = st.selectbox(
+        "Run",
+        ids,
+        index=ids.index(wanted),
+        format_func=lambda i: labels[i],
+        key="review_run_pick",
+        on_change=remember,
+    )
+    st.session_state[RUN_KEY] = choice
+    return next(r for r in runs if r["id"] == choice)
+
+
+@st.fragment(run_every=1.0)
+def follow(run_id: int) -> None:
+    """A working run: live progress from the database, and Cancel."""
+    with session_scope() as session:
+        run = run_info(session, run_id)
+    if run["status"] not in ("running", "cancelling"):
+        st.rerun(scope="app")
+    progress_line(run)
+    if run["status"] == "running" and st.button("Cancel run", key="cancel_run"):
+        try:
+            jobs.cancel(run_id)
+        except EvergreenError as exc:
+            show_error(exc)
+    if not jobs.is_working(run_id):
+        st.caption("No worker in this app is on this run (it may be running from cron).")
+        recover(run)
+
+
+def recover(run: dict[str, Any]) -> None:
+    """Resume a killed or failed update run, or give up on it."""
+    run_id = run["id"]
+    c1, c2, _ = st.columns([1, 1, 3])
+    if run["kind"] == "update" and c1.button("Resume run", key="resume_run"):
+        try:
+            jobs.resume(run_id)
+        except EvergreenError as exc:
+            show_error(exc)
+        else:
+            st.rerun(scope="app")
+    if run["status"] in ("running", "cancelling") and c2.button(
+        "Mark abandoned", key="abandon_run"
+    ):
+        try:
+            jobs.abandon(run_id)
+        except EvergreenError as exc:
+            show_error(exc)
+        else:
+            st.rerun(scope="app")
+    refused = jobs.last_error(run_id)
+    if refused:
+        st.error(f"Resume refused: {refused}")
+
+
+# -- cost meters -----------------------------------------------------------------------------
+def cost_meters(run_id: int) -> None:
+    with session_scope() as session:
+        costs = run_costs(session, run_id)
+    totals, scratch = costs["totals"], costs["scratch"]
+    cols = st.columns(len(COST_FIELDS) + 1)
+    for col, key in zip(cols, COST_FIELDS, strict=False):
+        value, base = totals.get(key, 0), scratch["totals"].get(key, 0)
+        fmt = (lambda v: f"${v:,.4f}") if key == "usd" else (lambda v: f"{int(v):,}")
+        col.metric(
+            COST_LABELS[key],
+            fmt(value),
+            delta=f"{fmt(value - base)} vs scratch" if base or value else None,
+            delta_color="inverse",
+        )
+    cols[-1].metric("writer calls", totals.get("writer_calls", 0))
+    stages = sorted({s["stage"] for s in costs["stages"]} | {s["stage"] for s in scratch["stages"]})
+    fig = make_subplots(rows=1, cols=len(COST_FIELDS), subplot_titles=[
+        COST_LABELS[k] for k in COST_FIELDS
+    ])  # fmt: skip
+    scratch_name = "from scratch (estimate)" if scratch["estimated"] else "from scratch"
+    for n, stage in enumerate(stages):
+        mine = next((s for s in costs["stages"] if s["stage"] == stage), None)
+        theirs = next((s for s in scratch["stages"] if s["stage"] == stage), None)
+        for i, key in enumerate(COST_FIELDS, start=1):
+            fig.add_trace(
+                go.Bar(
+                    x=["update", "scratch"],
+                    y=[(mine or {}).get(key, 0), (theirs or {}).get(key, 0)],
+                    name=stage,
+                    legendgroup=stage,
+                    showlegend=i == 1,
+                    marker_color=STAGE_COLORS[n % len(STAGE_COLORS)],
+                ),
+                row=1,
+                col=i,
+            )
+    fig.update_layout(
+        barmode="stack",
+        height=300,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "y": -0.25, "title": {"text": "stage"}},
+    )
+    fig.update_xaxes(tickangle=0, tickfont={"size": 11})
+    fig.update_yaxes(rangemode="nonnegative", tickfont={"size": 10})
+    for i, key in enumerate(COST_FIELDS, start=1):  # an all-zero meter still reads 0 – 1
+        if not (totals.get(key) or scratch["totals"].get(key)):
+            fig.update_yaxes(range=[0, 1], row=1, col=i)
+    st.plotly_chart(fig, width="stretch", key="cost_meters")
+    st.caption(f"“scratch”: {scratch_name} — {scratch['basis']}.")
+
+
+# -- cards -----------------------------------------------------------------------------------
+def card(run_id: int, c: dict[str, Any], editable: bool) -> None:
+    key = c["key"]
+    with st.container(border=True):
+        decision = c["decision"] + (" (edited)" if c["edited"] else "")
+        flags = "".join(f'<div class="eg-muted">⚑ {esc(f)}</div>' for f in c["flags"])
+        stats = c["diff_stats"]
+        words = f" · +{stats['words_inserted']} / −{stats['words_deleted']} words" if stats else ""
+        st.html(
+            f'<div class="eg-card-head">{badge_html(c["action"], c["action"])}'
+            f"{esc(c['heading'])}</div>"
+            f'<div class="eg-muted">decision: <b>{esc(decision)}</b>{esc(words)}</div>'
+            f"<div>{esc(c['rationale'])}</div>{flags}"
+        )
+        if not c["changed"]:
+            with st.expander("Unchanged text", expanded=False):
+                st.html(f'<div style="white-space: pre-wrap">{esc(c["old_text"])}</div>')
+        else:
+            st.html(c["diff_html"])
+        if c["evidence"]:
+            with st.expander(f"Evidence behind it ({len(c['evidence'])})", expanded=c["changed"]):
+                st.html(c["evidence_html"])
+        if not editable or not c["changed"]:
+            return
+        b1, b2, _ = st.columns([1, 1, 4])
+        if b1.button(
+            "Approve", key=f"approve:{key}", disabled=c["decision"] == "approved", type="primary"
+        ):
+            _decide(run_id, approve=[key])
+        if b2.button("Reject", key=f"reject:{key}", disabled=c["decision"] == "rejected"):
+            _decide(run_id, reject=[key])
+        if c["action"] != "remove":
+            with st.expander("Edit the new text"):
+                text = st.text_area(
+                    "New text (Markdown; cite sources as [n])",
+                    value=c["proposed_text"],
+                    key=f"edit:{key}",
+                    height=220,
+                )
+                if st.button("Save edit and approve", key=f"save:{key}"):
+                    _decide(run_id, edits={key: text})
+
+
+def _decide(run_id: int, **kwargs: Any) -> None:
+    try:
+        with session_scope() as session:
+            decide(session, get_run(session, run_id), **kwargs)
+    except EvergreenError as exc:
+        show_error(exc)
+        return
+    st.rerun()
+
+
+def commit(run_id: int) -> None:
+    try:
+        with session_scope() as session:
+            version = commit_run(session, get_run(session, run_id))
+            number = version.number
+    except EvergreenError as exc:
+        show_error(exc)
+        return
+    st.session_state[VERSION_KEY] = number
+    st.session_state["eg_flash"] = f"Committed version {number}."
+    st.rerun()
+
+
+def main() -> None:
+    style()
+    st.title("Review")
+    flash = st.session_state.pop("eg_flash", None)
+    report_id = pick_report(key="review_report_pick")
+    if report_id is None:
+        return
+    run = pick_run(report_id)
+    if run is None:
+        return
+    if flash:
+        st.success(flash)
+    run_id = run["id"]
+    if run["status"] in ("running", "cancelling"):
+        follow(run_id)
+        return
+    with session_scope() as session:
+        info = run_info(session, run_id)
+        cards = review_cards(session, run_id)
+    progress_line(info)
+    if info["status"] in ("failed", "cancelled") and info["kind"] == "update":
+        recover(info)
+    editable = info["status"] == "awaiting_review"
+    if info["status"] == "committed" and info["version"]:
+        st.success(f"This run was committed as version {info['version']}.")
+        if st.button("Read the version", key="read_version"):
+            st.session_state[REPORT_KEY] = report_id
+            st.session_state[VERSION_KEY] = info["version"]
+            st.switch_page("pages/report.py")
+    summary = info["summary"]
+    if summary.get("actions"):
+        acts = " ".join(badge_html(f"{n} {a}", a) for a, n in summary["actions"].items() if n)
+        ev = ", ".join(f"{n} {k}" for k, n in summary.get("evidence", {}).items() if n)
+        st.html(f"<div>{acts} <span class='eg-muted'>evidence: {esc(ev)}</span></div>")
+    st.subheader("Cost of this run")
+    cost_meters(run_id)
+    if not cards:
+        return
+    st.subheader("Sections")
+    pending = sum(1 for c in cards if c["decision"] == "pending")
+    if editable:
+        c1, c2, c3 = st.columns([1, 1, 3])
+        if c1.button("Approve all pending", key="approve_all", disabled=not pending):
+            _decide(run_id, approve_all=True)
+        if c2.button("Cancel this run", key="drop_run"):
+            try:
+                jobs.cancel(run_id)
+            except EvergreenError as exc:
+                show_error(exc)
+            else:
+                st.rerun()
+        c3.caption(f"{pending} of {len(cards)} section(s) still pending.")
+    for c in cards:
+        card(run_id, c, editable)
+    if editable:
+        if st.button("Commit version", key="commit", type="primary", disabled=bool(pending)):
+            commit(run_id)
+        if pending:
+            st.caption("Approve or reject every changed section to commit.")
+
+
+main()

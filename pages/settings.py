@@ -1,0 +1,136 @@
+"""Settings: the writer, search and fetch providers, keys (set or not — never their
+values), and per-report choices: τ, concurrency, writer and the update schedule."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.db import session_scope
+from core.errors import EvergreenError
+from core.repository import get_report
+from core.schedule import WRITER_CHOICES, next_due, save_report_settings
+from core.settings import get_settings
+from core.views import report_settings
+from pages._shared import md_escape, pick_report, show_error, style
+
+
+def workspace_settings() -> None:
+    st.subheader("Workspace")
+    try:
+        info = get_settings().describe()
+    except EvergreenError as exc:
+        show_error(exc)
+        return
+    models = info["models"]
+    writer = "offline extractive writer (quotes its sources)" if info["writer"] == "offline" else (
+        f"LLM at {info['openai_base_url']}"
+    )  # fmt: skip
+    rows = [
+        ("Writer", writer),
+        ("Models", f"planner {models['planner']}, writer {models['writer']}, "
+                   f"summariser {models['summariser']}"),
+        ("OpenAI-compatible endpoint", info["openai_base_url"]),
+        ("OpenAI API key", info["openai_api_key"]),
+        ("Web search", info["web_search"]),
+        ("Tavily API key", info["tavily_api_key"]),
+        ("Fetch allow-list", ", ".join(info["fetch_allowlist"]) or "(private addresses blocked)"),
+        ("Budget per run", f"tokens {info['budget']['tokens'] or '∞'}, "
+                           f"$ {info['budget']['usd'] or '∞'}"),
+        ("Config file", info["config_file"]),
+    ]  # fmt: skip
+    st.dataframe(
+        [{"setting": k, "value": str(v)} for k, v in rows],
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(
+        "Set these with environment variables (EVERGREEN_LLM, OPENAI_API_KEY, OPENAI_BASE_URL, "
+        "EVERGREEN_MODEL_*, TAVILY_API_KEY) or the config file; keys are shown only as "
+        "set / not set."
+    )
+
+
+def report_form(report_id: int) -> None:
+    with session_scope() as session:
+        cfg = report_settings(session, report_id)
+        due = next_due(session, get_report(session, report_id))
+    st.subheader("This report")
+    st.markdown(
+        f"Source **{md_escape(cfg['source'])}** — search: {md_escape(cfg['providers']['search'])}; "
+        f"fetch: {md_escape(cfg['providers']['fetch'])}."
+    )
+    writers = list(WRITER_CHOICES)
+    with st.form(f"report_settings_{report_id}"):
+        c1, c2, c3 = st.columns(3)
+        tau = c1.slider(
+            "τ (similarity gate)",
+            0.5,
+            1.0,
+            float(cfg["tau"]),
+            0.01,
+            key="set_tau",
+            help="A changed source whose text is at least this similar to before counts as a "
+            "minor edit (unless a status, number or date changed).",
+        )
+        concurrency = c2.number_input(
+            "Concurrency", 1, 64, int(cfg["concurrency"]), key="set_concurrency"
+        )
+        max_sections = c3.number_input(
+            "Max sections (from scratch)", 1, 30, int(cfg["max_sections"]), key="set_max_sections"
+        )
+        c4, c5 = st.columns(2)
+        writer = c4.selectbox(
+            "Writer",
+            writers,
+            index=writers.index(cfg["writer"]) if cfg["writer"] in writers else 0,
+            format_func=lambda w: "configured default" if w is None else w,
+            key="set_writer",
+        )
+        every = c5.number_input(
+            "Update every N days (0: no schedule)",
+            0,
+            365,
+            int(cfg.get("every_days") or 0),
+            key="set_every_days",
+        )
+        saved = st.form_submit_button("Save", type="primary")
+    if saved:
+        try:
+            with session_scope() as session:
+                save_report_settings(
+                    session,
+                    get_report(session, report_id),
+                    tau=tau,
+                    concurrency=int(concurrency),
+                    max_sections=int(max_sections),
+                    writer=writer,
+                    every_days=int(every) or None,
+                )
+        except EvergreenError as exc:
+            show_error(exc)
+        else:
+            st.session_state["eg_settings_flash"] = "Saved."
+            st.rerun()
+    if cfg.get("every_days"):
+        st.caption(
+            f"Scheduled every {cfg['every_days']} day(s); next due "
+            f"{due.date().isoformat() if due else '—'}. A cron job runs the due reports: "
+            "`evergreen update --due --workers 2` (the runs wait for review here)."
+        )
+    else:
+        st.caption("No schedule: this report updates only when someone presses “Update now”.")
+
+
+def main() -> None:
+    style()
+    st.title("Settings")
+    flash = st.session_state.pop("eg_settings_flash", None)
+    if flash:
+        st.success(flash)
+    workspace_settings()
+    report_id = pick_report(key="settings_report_pick")
+    if report_id is not None:
+        report_form(report_id)
+
+
+main()

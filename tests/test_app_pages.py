@@ -1,0 +1,308 @@
+"""Every screen through Streamlit's AppTest, and the analyst's full flow:
+create → Update now → approve one section, reject another → commit → export MD and PDF.
+
+Runs are done synchronously here (EVERGREEN_JOBS=sync); the background worker is
+tested in test_app_jobs.py and in the browser.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pymupdf
+import pytest
+from sqlmodel import select
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+from core.db import session_scope
+from core.errors import EvergreenError
+from core.models import Report, SectionProposal, UpdateRun
+from core.repository import get_report, get_version, sections_of
+from core.update import begin_update
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+SAMPLE_REPORT = ROOT / "data" / "sample" / "report.md"
+QUESTION = "Which grid battery storage projects are under construction and what do they cost?"
+PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """Bytes behind every st.download_button, by file name (AppTest keeps no media)."""
+    files: dict[str, bytes] = {}
+
+    class Keeping(MemoryMediaFileStorage):
+        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):  # noqa: ANN001
+            if isinstance(path_or_data, bytes) and filename:
+                files[filename] = path_or_data
+            return super().load_and_get_id(path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr("streamlit.testing.v1.app_test.MemoryMediaFileStorage", Keeping)
+    return files
+
+
+@pytest.fixture
+def app(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("EVERGREEN_JOBS", "sync")
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """Everything the page shows as text or HTML."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [h.value for h in at.title] + [h.value for h in at.subheader]
+    parts += [e.value for e in at.success] + [e.value for e in at.error]
+    parts += [e.value for e in at.info] + [e.value for e in at.warning]
+    parts += [h.proto.body for h in at.get("html")]
+    return "\n".join(str(p) for p in parts)
+
+
+def ok(at: AppTest) -> AppTest:
+    assert not at.exception, at.exception
+    return at
+
+
+def changed_keys(at: AppTest) -> list[str]:
+    return [b.key.removeprefix("approve:") for b in at.button if b.key.startswith("approve:")]
+
+
+# -- Reports (home) ----------------------------------------------------------------------
+def test_home_lists_the_sample_report_ready_to_update(app: AppTest) -> None:
+    page = texts(app)
+    assert "Grid-Scale Battery Energy Storage" in page
+    assert "Where does grid-scale battery energy storage stand" in page
+    assert "version 1 as of 2026-01-15" in page and "14 sources" in page
+    assert "Last update&#x27;s cost" in page or "Last update's cost" in page
+    assert app.button(key="update_1").label == "Update now"
+    options = app.selectbox(key="asof_1").options
+    assert options[0] == "now"
+    assert {"2026-04-15", "2026-07-15", "2026-10-15"} <= set(options)
+    assert "2026-01-15" not in options  # not after the current version
+
+
+def test_update_now_marks_needs_review_and_a_second_update_is_refused(app: AppTest) -> None:
+    app.selectbox(key="asof_1").select("2026-04-15").run()
+    ok(app.button(key="update_1").click().run())
+    assert "needs review" in texts(app)
+    assert app.button(key="review_1").label == "Review"
+    ok(app.button(key="update_1").click().run())
+    assert any("is awaiting review" in e.value for e in app.error)
+
+
+def test_create_a_report_with_a_bad_question_shows_the_message(app: AppTest) -> None:
+    ok(app.button(key="create").click().run())
+    assert any("question is empty" in e.value for e in app.error)
+
+
+def test_import_a_markdown_report_by_upload(app: AppTest) -> None:
+    app.file_uploader(key="import_file").upload(
+        "my-report.md", SAMPLE_REPORT.read_bytes(), "text/markdown"
+    )
+    app.text_area(key="import_question").input("Where does battery storage stand?")
+    app.text_input(key="import_as_of").input("2026-01-15")
+    ok(app.button(key="import").click().run())
+    assert any("Imported report 2" in s.value for s in app.success)
+    with session_scope() as session:
+        report = get_report(session, 2)
+        assert report.query == "Where does battery storage stand?"
+        assert get_version(session, report).number == 1
+
+
+# -- the full flow ---------------------------------------------------------------------------
+def test_full_flow_create_update_review_commit_export(
+    app: AppTest, downloads: dict[str, bytes]
+) -> None:
+    at = app
+    at.text_area(key="new_question").input(QUESTION)
+    at.selectbox(key="new_source").select("sample")
+    at.selectbox(key="new_as_of").select("2026-01-15")
+    ok(at.button(key="create").click().run())
+    assert any("Created report 2" in s.value for s in at.success)
+
+    at.selectbox(key="asof_2").select("2026-07-15")
+    ok(at.button(key="update_2").click().run())
+    assert at.session_state["eg_run"]
+    ok(at.button(key="review_2").click().run())  # switches to the Review screen
+    page = texts(at)
+    assert "Cost of this run" in page and at.get("plotly_chart")
+    assert 'class="eg-diff"' in page and "eg-ins" in page  # side-by-side word diff
+    keys = changed_keys(at)
+    assert len(keys) >= 2, keys
+    approved, rejected = keys[0], keys[1]
+    ok(at.button(key=f"approve:{approved}").click().run())
+    ok(at.button(key=f"reject:{rejected}").click().run())
+    assert at.button(key="commit").disabled == (len(keys) > 2)
+    if len(keys) > 2:
+        ok(at.button(key="approve_all").click().run())
+    ok(at.button(key="commit").click().run())
+    assert any("Committed version 2" in s.value for s in at.success)
+
+    with session_scope() as session:
+        run_id = at.session_state["eg_run"]
+        run = session.get(UpdateRun, run_id)
+        assert run.status == "committed"
+        decisions = {
+            p.key: p.decision
+            for p in session.exec(select(SectionProposal).where(SectionProposal.run_id == run_id))
+        }
+        assert decisions[approved] == "approved" and decisions[rejected] == "rejected"
+        report = get_report(session, 2)
+        version = get_version(session, report)
+        assert version.number == 2
+        by_key = {s.key: s for s in sections_of(session, version.id)}
+        assert by_key[rejected].status == "kept"
+        assert by_key[approved].status in ("revised", "extended")
+
+    ok(at.switch_page("pages/report.py").run())
+    assert at.selectbox(key="version_pick").value == 2
+    md = downloads[next(n for n in downloads if n.endswith("-v2.md"))]
+    assert md.decode().startswith("# ") and "## References" in md.decode()
+    ok(at.button(key="make_pdf").click().run())
+    pdf = downloads[next(n for n in downloads if n.endswith("-v2.pdf"))]
+    assert pdf.startswith(b"%PDF")
+    with pymupdf.open(stream=pdf, filetype="pdf") as doc:
+        text = " ".join(page.get_text() for page in doc)
+    assert "References" in text and "Which grid battery storage projects" in text
+
+    ok(at.switch_page("pages/history.py").run())
+    assert len(at.get("plotly_chart")) == 4
+    ok(at.switch_page("pages/evidence.py").run())
+    assert "source(s) in this report" in texts(at)
+
+
+def test_edit_a_section_before_approving(app: AppTest) -> None:
+    app.selectbox(key="asof_1").select("2026-04-15").run()
+    ok(app.button(key="update_1").click().run())
+    ok(app.button(key="review_1").click().run())
+    key = changed_keys(app)[0]
+    app.text_area(key=f"edit:{key}").input("Rewritten by the analyst [4].")
+    ok(app.button(key=f"save:{key}").click().run())
+    with session_scope() as session:
+        p = session.exec(select(SectionProposal).where(SectionProposal.key == key)).one()
+        assert p.analyst_text == "Rewritten by the analyst [4]." and p.decision == "approved"
+    assert "approved (edited)" in texts(app)
+
+
+# -- the other screens -----------------------------------------------------------------------
+def test_report_screen_links_citations_to_references(app: AppTest) -> None:
+    ok(app.switch_page("pages/report.py").run())
+    page = texts(app)
+    assert 'href="#ref-1"' in page and 'id="ref-1"' in page
+    assert "fetched 2026-01-15" in page
+    assert "Only one version so far" in page
+    assert app.get("download_button")
+
+
+def test_pdf_failure_shows_a_clear_error(app: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(markdown: str, **_: object) -> bytes:
+        raise EvergreenError("Could not render the PDF (test).")
+
+    monkeypatch.setattr("core.pdf.markdown_to_pdf", broken)
+    ok(app.switch_page("pages/report.py").run())
+    ok(app.button(key="make_pdf").click().run())
+    assert any("PDF export failed: Could not render the PDF (test)." in e.value for e in app.error)
+    assert len(app.get("download_button")) == 1  # only the Markdown one
+
+
+def test_evidence_screen_shows_pool_and_snapshot_diff(app: AppTest) -> None:
+    app.selectbox(key="asof_1").select("2026-04-15").run()
+    ok(app.button(key="update_1").click().run())
+    ok(app.switch_page("pages/evidence.py").run())
+    page = texts(app)
+    assert "Tessaly Storage Price Index" in page and "material" in page
+    app.selectbox(key="evidence_source").select(4).run()
+    page = texts(app)
+    assert 'class="eg-diff"' in page and "Changed claims" in page
+
+
+def test_history_and_settings_screens(app: AppTest) -> None:
+    ok(app.switch_page("pages/history.py").run())
+    assert "1 version(s)" in texts(app)
+    ok(app.switch_page("pages/settings.py").run())
+    assert any(
+        row == "not set" for row in app.dataframe[0].value["value"].tolist()
+    )  # keys: set / not set, never a value
+    app.number_input(key="set_every_days").set_value(7)
+    app.slider(key="set_tau").set_value(0.85)
+    submit = next(b for b in app.button if b.label == "Save")
+    ok(submit.click().run())
+    with session_scope() as session:
+        settings = session.get(Report, 1).settings
+    assert settings["every_days"] == 7 and settings["tau"] == 0.85
+    assert "Scheduled every 7 day(s)" in texts(app)
+
+
+def test_settings_never_show_a_key(app: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-very-secret")
+    ok(app.switch_page("pages/settings.py").run())
+    values = app.dataframe[0].value["value"].tolist()
+    assert "set" in values
+    assert "sk-test-very-secret" not in repr(app._tree)
+
+
+def test_review_of_hostile_text_is_escaped(app: AppTest) -> None:
+    run_id = begin_update(1)
+    with session_scope() as session:
+        session.add(
+            SectionProposal(
+                run_id=run_id,
+                key="technologies",
+                action="revise",
+                heading=f"Heading {PAYLOAD}",
+                level=2,
+                order=1,
+                old_text="Old text.",
+                new_text=f"New text {PAYLOAD}",
+                rationale=f"Because {PAYLOAD}",
+                evidence=[
+                    {
+                        "marker": 1,
+                        "url": "javascript:alert(1)",
+                        "title": f"Evil {PAYLOAD}",
+                        "kind": "material",
+                        "similarity": 0.95,
+                        "reasons": [PAYLOAD],
+                        "claims": [{"before": "x", "after": PAYLOAD}],
+                        "old_date": "2026-01-15",
+                        "new_date": "2026-04-15",
+                    }
+                ],
+            )
+        )
+        run = session.get(UpdateRun, run_id)
+        run.status = "awaiting_review"
+        session.add(run)
+    app.session_state["eg_run"] = run_id
+    ok(app.switch_page("pages/review.py").run())
+    page = "\n".join(h.proto.body for h in app.get("html"))
+    assert "<script>window" not in page and "<img src=x" not in page
+    assert html.escape("<script>window.__pwned=1</script>") in page
+    assert 'href="javascript:' not in page
+
+
+def test_review_offers_resume_for_a_failed_update(
+    app: AppTest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import core.update
+
+    real, calls = core.update.refresh, []
+
+    def flaky(*args, **kwargs):  # noqa: ANN002, ANN003
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("network down")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("core.update.refresh", flaky)
+    app.selectbox(key="asof_1").select("2026-04-15").run()
+    ok(app.button(key="update_1").click().run())
+    ok(app.switch_page("pages/review.py").run())
+    assert any("network down" in e.value for e in app.error)
+    ok(app.button(key="resume_run").click().run())
+    assert "awaiting review" in texts(app)
+    assert changed_keys(app)

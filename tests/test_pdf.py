@@ -1,0 +1,112 @@
+"""PDF export: headings, tables, lists, links and CJK text survive; HTML stays text;
+a failure is a clear EvergreenError and never an empty file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from core.db import session_scope
+from core.errors import EvergreenError
+from core.export import export_version
+from core.pdf import markdown_to_pdf
+from core.repository import get_report
+from core.workspace import load_sample
+
+DOC = """# Storage report 储能报告
+
+Lithium iron phosphate dominates [1]. See [the tracker](https://example.org/tracker).
+
+## Prices
+
+| Quarter | $/kWh |
+|---------|-------|
+| Q4 2025 | 142 |
+| Q1 2026 | 134 |
+
+- first point
+- 日本語の項目
+- 한국어 항목
+
+Hostile: <script>alert(1)</script> <img src="/etc/passwd" onerror="x()"> ![img](secret.png)
+
+## References
+
+[1] [Tessaly index](https://example.org/tessaly) — fetched 2026-01-15
+
+[2] [Gridtally tracker](https://example.org/tracker) — fetched 2026-01-15
+"""
+
+
+def pdf_text(data: bytes) -> tuple[str, list[str], list]:
+    with pymupdf.open(stream=data, filetype="pdf") as doc:
+        text = "\n".join(page.get_text() for page in doc)
+        links = [link.get("uri") for page in doc for link in page.get_links()]
+        toc = doc.get_toc()
+    return text, links, toc
+
+
+def test_renders_headings_tables_lists_links_and_cjk() -> None:
+    data = markdown_to_pdf(DOC)
+    assert data.startswith(b"%PDF")
+    assert len(data) < 400_000  # fonts are subset
+    text, links, toc = pdf_text(data)
+    for expected in (
+        "Storage report 储能报告",
+        "Prices",
+        "Q1 2026",
+        "134",
+        "日本語の項目",
+        "한국어 항목",
+        "Tessaly index",
+        "fetched 2026-01-15",
+    ):
+        assert expected in text, expected
+    assert "https://example.org/tracker" in links and "https://example.org/tessaly" in links
+    assert [t[1] for t in toc] == ["Storage report 储能报告", "Prices", "References"]
+    assert "<script>alert(1)</script>" in text  # raw HTML is printed, not interpreted
+
+
+def test_reference_lines_stay_separate() -> None:
+    text, _, _ = pdf_text(markdown_to_pdf(DOC))
+    lines = [line for line in text.splitlines() if line.startswith("[")]
+    assert any(line.startswith("[1]") for line in lines)
+    assert any(line.startswith("[2]") for line in lines)
+
+
+def test_empty_markdown_is_refused() -> None:
+    with pytest.raises(EvergreenError, match="Nothing to export"):
+        markdown_to_pdf("  \n")
+
+
+def test_a_renderer_failure_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import markdown_pdf
+
+    def boom(*_a: object, **_k: object) -> None:
+        raise RuntimeError("layout engine exploded")
+
+    monkeypatch.setattr(markdown_pdf.MarkdownPdf, "add_section", boom)
+    with pytest.raises(EvergreenError, match="Could not render the PDF.*exploded"):
+        markdown_to_pdf(DOC)
+
+
+def test_export_version_to_pdf_and_no_file_on_failure(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with session_scope() as session:
+        report = get_report(session, load_sample(session)["report_id"])
+        out = export_version(session, report, tmp_path / "r.pdf", fmt="pdf")
+        text, links, _ = pdf_text(out.read_bytes())
+        assert "Grid-Scale Battery Energy Storage" in text and "References" in text
+        assert any(u and u.startswith("https://sample.evergreen.invalid/") for u in links)
+
+        def broken(markdown: str, **_: object) -> bytes:
+            raise EvergreenError("Could not render the PDF (test).")
+
+        monkeypatch.setattr("core.pdf.markdown_to_pdf", broken)
+        with pytest.raises(EvergreenError, match="Could not render"):
+            export_version(session, report, tmp_path / "bad.pdf", fmt="pdf")
+    assert not (tmp_path / "bad.pdf").exists()
+    assert not list(tmp_path.glob(".bad.pdf*"))

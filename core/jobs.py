@@ -136,13 +136,13 @@ def abandon(run_id: int) -> str:
     from core.db import session_scope
     from core.models import UpdateRun
     from core.runs import fail_run
-    from core.update import _worker_alive  # engine: expose as a public worker_alive()
+    from core.update import worker_alive
 
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
         if run is None:
             raise EvergreenError(f"No run {run_id}.")
-        status, alive = run.status, _worker_alive(run)
+        status, alive = run.status, worker_alive(run)
     if is_working(run_id) or alive:
         raise EvergreenError(f"Run {run_id} is still being worked on; cancel it instead.")
     if status not in ("running", "cancelling"):
@@ -159,18 +159,19 @@ def resume(run_id: int, *, sync: bool | None = None) -> None:
     """Continue a killed or failed update run (``core.update.resume_run``), reusing what
     it already fetched and proposed. Refused at once while a worker of this process is
     on it; the engine refuses a run another live process is doing."""
-    from core.update import resume_run
+    from core.update import begin_resume, execute_update
 
     if is_working(run_id):
         raise EvergreenError(f"Run {run_id} is still being worked on; watch it instead.")
     _errors.pop(run_id, None)
+    begin_resume(run_id)  # a refusal reaches the page here, before any thread starts
     if _synchronous(sync):
-        resume_run(run_id)
+        execute_update(run_id)
         return
 
     def work() -> None:
         try:
-            resume_run(run_id)
+            execute_update(run_id)
         except EvergreenError as exc:
             _errors[run_id] = str(exc)  # e.g. refused: the page shows it (last_error)
             _settle(run_id, str(exc))

@@ -199,13 +199,15 @@ def create_report(
         session.flush()
         report_id = report.id
     run_id = start_run(report_id, "rebuild" if baseline_of else "create", when, None)
-    providers = providers_for(source)
+    providers: Providers | None = None
     try:
         with run_work(run_id) as (session, run, meter):
+            providers = providers_for(source)  # a provider failure fails the run, visibly
             report = session.get(Report, report_id)
             writer = get_writer(settings_of(report.settings)["writer"])
             result = research(session, report, run, meter, providers, writer, when)
             cost = meter.totals()
     finally:
-        providers.close()
+        if providers is not None:
+            providers.close()
     return {**result, "cost": cost}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -138,9 +139,11 @@ def checkpoint(session: Session, run: UpdateRun, text: str, meter: CostMeter | N
 
 @contextmanager
 def run_work(run_id: int) -> Iterator[tuple[Session, UpdateRun, CostMeter]]:
-    """The work of one run in one transaction; on any error the run is marked failed
-    and nothing else it wrote remains."""
+    """The work of one run. Checkpoints commit as it goes; the final step (proposals,
+    or a version) commits at the end. On any error the run is marked failed, nothing
+    after its last checkpoint remains, and committed versions are untouched."""
     meter = CostMeter()
+    start = time.perf_counter()
     try:
         with session_scope() as session:
             run = session.get(UpdateRun, run_id)
@@ -151,6 +154,7 @@ def run_work(run_id: int) -> Iterator[tuple[Session, UpdateRun, CostMeter]]:
             run.timings = {
                 **run.timings,
                 "seconds": round(meter.total("seconds"), 3),
+                "wall": round(time.perf_counter() - start, 3),
             }
             run.summary = {**run.summary, "writer_calls": int(meter.total("writer_calls"))}
             session.add(run)

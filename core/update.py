@@ -363,15 +363,17 @@ def execute_update(run_id: int, *, approve_all: bool = False) -> dict[str, Any]:
             raise EvergreenError(f"No run {run_id}.")
         report = session.get(Report, run.report_id)
         source, writer_name = report.source, settings_of(report.settings)["writer"]
-    providers = providers_for(source)
+    providers: Providers | None = None
     try:
         with run_work(run_id) as (session, run, meter):
+            providers = providers_for(source)  # a provider failure fails the run, visibly
             report = session.get(Report, run.report_id)
             propose(session, report, run, meter, providers, get_writer(writer_name))
             if approve_all:
                 commit_run(session, run, approve_all=True)
     finally:
-        providers.close()
+        if providers is not None:
+            providers.close()
     with session_scope() as session:
         return run_result(session, run_id, cost=meter.totals())
 
@@ -386,7 +388,7 @@ def update_report(
 STALE_AFTER_SECONDS = 120  # a running run with no checkpoint for this long has no live worker
 
 
-def _worker_alive(run: UpdateRun) -> bool:
+def worker_alive(run: UpdateRun) -> bool:
     """Is some process still doing this run's work?"""
     import os
     import socket
@@ -405,9 +407,9 @@ def _worker_alive(run: UpdateRun) -> bool:
     return (utcnow() - as_utc(run.heartbeat_at)).total_seconds() < STALE_AFTER_SECONDS
 
 
-def resume_run(run_id: int, *, approve_all: bool = False) -> dict[str, Any]:
-    """Continue an update run that was killed or failed, reusing the snapshots and section
-    proposals it already has (CLI `resume`, and offered in the app)."""
+def begin_resume(run_id: int) -> int:
+    """Check that a killed or failed update run can continue and take it over (status
+    running, this process as its worker); refusals raise at once, before any work."""
     from core.db import session_scope
     from core.runs import busy_message, open_run_for, worker_id
 
@@ -421,7 +423,7 @@ def resume_run(run_id: int, *, approve_all: bool = False) -> dict[str, Any]:
             )
         if run.status in ("committed", "awaiting_review"):
             raise EvergreenError(f"Run {run.id} is {run.status}: there is nothing to resume.")
-        if run.status in ("running", "cancelling") and _worker_alive(run):
+        if run.status in ("running", "cancelling") and worker_alive(run):
             raise EvergreenError(
                 f"Run {run.id} is still being worked on by {run.worker}; watch it instead."
             )
@@ -439,4 +441,10 @@ def resume_run(run_id: int, *, approve_all: bool = False) -> dict[str, Any]:
         run.worker, run.heartbeat_at = worker_id(), utcnow()
         run.progress = "resuming"
         session.add(run)
-    return execute_update(int(run_id), approve_all=approve_all)
+        return run.id
+
+
+def resume_run(run_id: int, *, approve_all: bool = False) -> dict[str, Any]:
+    """Continue an update run that was killed or failed, reusing the snapshots and section
+    proposals it already has (CLI `resume`, and offered in the app)."""
+    return execute_update(begin_resume(run_id), approve_all=approve_all)

@@ -429,6 +429,9 @@ def bench_cmd(
     writer: Annotated[str, typer.Option("--writer", help="offline or llm.")] = "offline",
     workers: Annotated[int, typer.Option("--workers", help="Questions run in parallel.")] = 2,
     resume: Annotated[bool, typer.Option("--resume", help="Continue in --out.")] = False,
+    judge: Annotated[
+        bool, typer.Option("--judge", help="With --writer llm: RACE scores vs regeneration.")
+    ] = False,
 ) -> None:
     """The temporal benchmark: regenerate vs SST vs LCT, continuity, cost, freshness."""
     from rich.progress import Progress
@@ -443,6 +446,8 @@ def bench_cmd(
         raise EvergreenError(f"Unknown task {task!r}: choose sst, lct or both.")
     if writer not in ("offline", "llm"):
         raise EvergreenError(f"Unknown writer {writer!r}: choose offline or llm.")
+    if judge and writer != "llm":
+        raise EvergreenError("--judge needs --writer llm (the judge is a language model).")
     if not 1900 < year_from < year_to < 2200:
         raise EvergreenError(f"Invalid year range {year_from}–{year_to}: --from must be < --to.")
     Corpus.open(corpus).close()
@@ -453,7 +458,7 @@ def bench_cmd(
         corpus=corpus, queries_file=str(queries), years=years,
         tasks=["sst", "lct"] if task == "both" else [task], intervals=gaps,
         writer="offline" if writer == "offline" else "openai", out=str(out_dir),
-        resume=resume, workers=workers,
+        resume=resume, workers=workers, judge=judge,
     )
     total = planned_steps(cfg) * len(specs)
     with Progress(console=err) as progress:

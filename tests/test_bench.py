@@ -204,3 +204,71 @@ def test_tiny_benchmark_end_to_end(workspace: Path, tmp_path: Path) -> None:
     assert _bench(workspace, corpus, qfile, out2, "--resume").returncode == 0
     resumed = json.loads((out2 / "results.json").read_text())
     assert len(resumed["records"]) == len(results["records"])
+
+
+def test_llm_benchmark_with_judge(workspace: Path, tmp_path: Path) -> None:
+    """--writer llm --judge against a loopback OpenAI-compatible server."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    corpus, qfile = three_year_corpus(tmp_path)
+    out = tmp_path / "llm"
+    env = {**os.environ, "EVERGREEN_HOME": str(workspace)}
+    cmd = [sys.executable, "-m", "core.cli"]
+    subprocess.run(
+        [*cmd, "corpus", "add", "tiny", str(corpus)], env=env, check=True, capture_output=True
+    )
+    refused = subprocess.run(
+        [*cmd, "bench", "--corpus", "tiny", "--queries", str(qfile), "--out", str(out), "--judge"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 1 and "--judge needs --writer llm" in refused.stderr
+    with FakeOpenAI() as llm:
+        env.update(
+            OPENAI_BASE_URL=llm.base_url, OPENAI_API_KEY="sk-test-bench", EVERGREEN_LLM="offline"
+        )
+        r = subprocess.run(
+            [
+                *cmd,
+                "bench",
+                "--corpus",
+                "tiny",
+                "--queries",
+                str(qfile),
+                "--from",
+                "2020",
+                "--to",
+                "2021",
+                "--task",
+                "lct",
+                "--writer",
+                "llm",
+                "--judge",
+                "--out",
+                str(out),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert r.returncode == 0, r.stderr[-2000:]
+        judged = [b for b in llm.requests if "report_a" in json.dumps(b)]
+    results = json.loads((out / "results.json").read_text())
+    lct = [rec for rec in results["records"] if rec["system"] == "lct" and rec["t"] == 2021]
+    assert len(lct) == 2 and len(judged) == 2  # one judgement per question
+    for rec in lct:
+        race = rec["race"]
+        assert set(race) >= {
+            "comprehensiveness",
+            "insight",
+            "instruction_following",
+            "readability",
+            "overall",
+        }
+        assert 0 < race["overall"] < 1 and race["tokens_in"] > 0
+    assert all(rec["cost"]["llm_calls"] > 0 for rec in results["records"])
+    assert results["aggregate"]["lct"]["race_overall"] is not None
+    assert "race_overall" in (out / "table.md").read_text()
+    assert "sk-test-bench" not in (out / "results.json").read_text()

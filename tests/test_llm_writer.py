@@ -83,6 +83,7 @@ def metered(stage: str = "write") -> tuple[CostMeter, object]:
 def test_every_template_loads_with_matching_variables() -> None:
     names = sorted(p.stem for p in PROMPTS_DIR.glob("*.md") if p.stem != "README")
     assert names == [
+        "judge_report",
         "plan_queries",
         "propose_outline",
         "repair",

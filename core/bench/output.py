@@ -12,6 +12,7 @@ from typing import Any
 CONT = ("content_rouge_l", "content_bleu4", "outline_rouge_l", "outline_em_f1")
 COST = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "seconds")
 OTHER = ("freshness", "new_evidence_recall", "citation_validity", "support", "stale_citations")
+RACE = ("comprehensiveness", "insight", "instruction_following", "readability")
 PAPER = (
     "Paper (arXiv 2610.11566), IOEDR(OC) on the Long-Chain Task: content ROUGE-L 0.68 vs 0.17 "
     "for regeneration; outline exact-match F1 0.67 vs 0.04; tokens ×0.67; searches ×0.39 — "
@@ -41,6 +42,10 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             agg[k] = _avg([r["cost"].get(k) for r in basis])
         for k in OTHER:
             agg[k] = _avg([r.get(k) for r in basis])
+        judged = [r["race"] for r in rows if isinstance(r.get("race"), dict)]
+        if judged:
+            for k in (*RACE, "overall"):
+                agg[f"race_{k}"] = _avg([j.get(k) for j in judged])
         out[system] = agg
     return out
 
@@ -86,13 +91,15 @@ def table_md(agg: dict[str, dict[str, Any]], intervals: list[dict[str, Any]]) ->
     names = {"baseline": "Regenerate (OEDR)", "sst": "Evergreen SST", "lct": "Evergreen LCT"}
     order = ["baseline", "sst", "lct"] + sorted(s for s in agg if s.startswith("sst@"))
     cols = CONT + COST + OTHER
+    if any("race_overall" in a for a in agg.values()):
+        cols = (*cols, "race_overall")  # LLM judge vs regeneration; 0.5 = as good
     head = "| system | " + " | ".join(cols) + " |"
     lines = [head, "|" + "---|" * (len(cols) + 1)]
     for system in order:
         if system in agg:
             a = agg[system]
             label = names.get(system) or f"Evergreen SST, {system.split('@')[1]}-year gap"
-            lines.append(f"| {label} | " + " | ".join(_fmt(a[c]) for c in cols) + " |")
+            lines.append(f"| {label} | " + " | ".join(_fmt(a.get(c)) for c in cols) + " |")
     base = agg.get("baseline", {})
     ratios = []
     for system in ("sst", "lct"):

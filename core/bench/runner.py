@@ -37,6 +37,7 @@ class BenchConfig:
     out: str = "bench-out"
     resume: bool = False
     workers: int = 2
+    judge: bool = False  # with the LLM writer: RACE scores of each update vs regeneration
 
 
 def year_end(year: int) -> str:
@@ -102,6 +103,7 @@ def run_question(spec: QuerySpec, cfg: BenchConfig, queue: Any = None) -> list[d
             if ("lct", t) in done:
                 continue
             rec = _update(spec, "lct", report_id, t, years[i - 1])
+            _maybe_judge(cfg, spec, rec, by)
             by[("lct", t)] = rec
             emit(rec)
 
@@ -115,6 +117,7 @@ def run_question(spec: QuerySpec, cfg: BenchConfig, queue: Any = None) -> list[d
                 base = by[("baseline", t0)]
                 report_id = _import_baseline(spec, base["report_id"], t0, source, settings)
                 rec = _update(spec, system, report_id, t, t0)
+                _maybe_judge(cfg, spec, rec, by)
                 by[(system, t)] = rec
                 emit(rec)
     return records
@@ -189,6 +192,39 @@ def _update(spec: QuerySpec, system: str, report_id: int, t: int, prev_t: int) -
         )
         rec["new_evidence_recall"] = recall(spec.new_between(prev_t, t), v.urls)
     return rec
+
+
+def _maybe_judge(
+    cfg: BenchConfig, spec: QuerySpec, rec: dict[str, Any], by: dict[Any, dict[str, Any]]
+) -> None:
+    """With --judge: the LLM judge's RACE scores of R(t) against the regenerated R(t)."""
+    base = by.get(("baseline", rec["t"]))
+    if cfg.judge and base is not None:
+        rec["race"] = judge(spec, rec["report_id"], base["report_id"])
+
+
+def judge(spec: QuerySpec, report_id: int, baseline_id: int) -> dict[str, Any]:
+    from core.db import session_scope
+    from core.export import version_markdown
+    from core.repository import get_report
+    from core.writers import get_writer
+    from core.writers.base import BudgetExceeded, WriterFailed
+
+    writer = get_writer("openai")
+    with session_scope() as s:
+        target = version_markdown(s, get_report(s, report_id))
+        reference = version_markdown(s, get_report(s, baseline_id))
+    before = len(writer.calls)  # type: ignore[attr-defined]
+    try:
+        scores: dict[str, Any] = writer.judge_report(  # type: ignore[attr-defined]
+            spec.query, target, reference
+        )
+    except (WriterFailed, BudgetExceeded) as exc:
+        scores = {"error": str(exc)}
+    calls = writer.calls[before:]  # type: ignore[attr-defined]
+    scores["tokens_in"] = sum(c.tokens_in for c in calls)
+    scores["tokens_out"] = sum(c.tokens_out for c in calls)
+    return scores
 
 
 def _import_baseline(

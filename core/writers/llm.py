@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import openai
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
@@ -76,6 +76,23 @@ class SectionText(BaseModel):
 
 class ChangeSummary(BaseModel):
     summary: str
+
+
+class RaceScores(BaseModel):
+    comprehensiveness: float = Field(ge=0, le=10)
+    insight: float = Field(ge=0, le=10)
+    instruction_following: float = Field(ge=0, le=10)
+    readability: float = Field(ge=0, le=10)
+
+
+class RaceJudgement(BaseModel):
+    report_a: RaceScores
+    report_b: RaceScores
+    rationale: str = ""
+
+
+RACE_DIMENSIONS = tuple(RaceScores.model_fields)
+JUDGE_REPORT_CHARS = 24_000  # each report is cut to this before judging
 
 
 class _Invalid(Exception):
@@ -374,6 +391,28 @@ class LlmWriter:
             )
         except (WriterFailed, BudgetExceeded):
             return plain
+
+    def judge_report(self, question: str, target: str, reference: str) -> dict[str, float]:
+        """RACE-style scores of ``target`` against ``reference`` (both Markdown): per
+        dimension target / (target + reference), 0.5 meaning as good, and their mean."""
+
+        def check(out: RaceJudgement) -> dict[str, float]:
+            scores = {}
+            for dim in RACE_DIMENSIONS:
+                a, b = getattr(out.report_a, dim), getattr(out.report_b, dim)
+                scores[dim] = round(a / (a + b), 4) if a + b else 0.5
+            scores["overall"] = round(sum(scores.values()) / len(RACE_DIMENSIONS), 4)
+            return scores
+
+        return self._ask(
+            "judge_report",
+            "writer",
+            RaceJudgement,
+            check,
+            question=question,
+            report_a=target[:JUDGE_REPORT_CHARS],
+            report_b=reference[:JUDGE_REPORT_CHARS],
+        )
 
     # -- one operation: render, call, validate, repair once -------------------------------
     def _ask(

@@ -179,6 +179,17 @@ class FakeOpenAI:
             if unknown_ids:
                 parts.append("An invented study says otherwise [99][4242].")
             return {"body": " ".join(parts)}
+        if schema == "RaceJudgement":
+            # longer, better-cited reports score higher: deterministic and plausible
+            def score(tag: str) -> dict[str, float]:
+                m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", user, re.S)
+                text = m.group(1) if m else ""
+                base = min(10.0, 2.0 + len(text) / 1500 + text.count("[") / 20)
+                return {d: round(base, 2) for d in ("comprehensiveness", "insight",
+                                                     "instruction_following", "readability")}
+
+            return {"report_a": score("report_a"), "report_b": score("report_b"),
+                    "rationale": "compared by length and citations"}
         if schema == "ChangeSummary":
             return {
                 "summary": f"{_field(user, 'Source')} changed ({_field(user, 'Kind of change')})."

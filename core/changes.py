@@ -639,6 +639,15 @@ _CARDINALS = (
     "hundred thousand million billion trillion dozen"
 )
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_CARDINALS.split()) + r")\b", re.IGNORECASE)
+# A figure spelled out in words is the same figure ("5 to 10" -> "five to ten" is style).
+_CARDINAL_VALUE = {
+    w: str(v)
+    for v, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+     "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000", "dozen": "12"}
 
 # Things whose digits are not figures: URLs, link targets, references, footnotes, code-ish ids.
 _URL = re.compile(r"(?:https?://|ftp://|www\.)[^\s<>`\"')\]]+", re.IGNORECASE)
@@ -771,6 +780,20 @@ def _is_ref_entry(sentence: str | None) -> bool:
     return bool(sentence) and bool(_REF_ENTRY.match(sentence))
 
 
+def _cancel_spelled_figures(words_side: Counter[Token], digits_side: Counter[Token]) -> None:
+    """Drop figures that only changed between digits and words, from both sides."""
+    for (category, value), n in list(words_side.items()):
+        digit = _CARDINAL_VALUE.get(value)
+        if category != "number" or digit is None:
+            continue
+        k = min(n, digits_side[("number", digit)])
+        if k:
+            words_side[(category, value)] -= k
+            digits_side[("number", digit)] -= k
+    words_side += Counter()  # drop zero counts
+    digits_side += Counter()
+
+
 def _is_weak(token: Token) -> bool:
     category, value = token
     if category == "decision":
@@ -846,6 +869,8 @@ def material_reasons(old: str, new: str, claims: list[ClaimChange] | None = None
         pooled_after.update(e.after)
     left_removed = pooled_before - pooled_after
     left_added = pooled_after - pooled_before
+    _cancel_spelled_figures(left_removed, left_added)
+    _cancel_spelled_figures(left_added, left_removed)
 
     seen: set[str] = set()
     for e in entries:

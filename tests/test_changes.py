@@ -353,3 +353,13 @@ def test_known_small_material_edits_in_real_peps():
         assert result.similarity is not None and result.similarity >= 0.9, pep
         assert result.kind == "material", (pep, result.reasons)
         assert reason in result.reasons, (pep, result.reasons)
+
+
+def test_figures_restyled_as_words_are_minor_but_changed_figures_are_not() -> None:
+    text = (
+        "LFP cells keep most of their capacity, and owners add new modules in years 5 to 10 "
+        "to hold their contracted capacity. Other text stays the same here for a while longer."
+    )
+    assert classify_change(text, text.replace("5 to 10", "five to ten")).kind == "minor"
+    changed = classify_change(text, text.replace("5 to 10", "six to ten"))
+    assert changed.kind == "material" and changed.reasons == ["number 5 → six"]

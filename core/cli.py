@@ -453,7 +453,13 @@ def bench_cmd(
     Corpus.open(corpus).close()
     specs = load_queries(queries)
     years = list(range(year_from, year_to + 1))
-    gaps = sorted({g for g in (interval or [1]) if 0 < g < len(years)} | {1})
+    asked = set(interval or [1])
+    gaps = sorted({g for g in asked if 0 < g < len(years)} | {1})
+    for g in sorted(asked - set(gaps)):
+        err.print(
+            f"note: no {g}-year gap fits in {year_from}–{year_to} (it needs both t and t−{g} "
+            "in range); skipped."
+        )
     cfg = BenchConfig(
         corpus=corpus, queries_file=str(queries), years=years,
         tasks=["sst", "lct"] if task == "both" else [task], intervals=gaps,

@@ -112,10 +112,9 @@ def main() -> int:
     for workers in args.workers:
         ws = base / f"ws{workers}"
         env = {**os.environ, "EVERGREEN_HOME": str(ws)}
+        shutil.copytree(home, ws)  # the corpus index (and, on SQLite, the database)
         if args.db:  # PostgreSQL: a copy of the database for each worker count
             env["EVERGREEN_DB"] = _copy_pg(args.db, workers)
-        else:
-            shutil.copytree(home, ws)
         cmd = [
             "/usr/bin/time",
             "-v",

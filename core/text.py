@@ -6,6 +6,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 
 from core.changes import split_sentences
 
@@ -49,6 +50,12 @@ def clean_inline(text: str) -> str:
 
 def quotable_sentences(content: str) -> list[str]:
     """Prose sentences worth quoting, in document order, markup cleaned."""
+    return list(_quotable(content))
+
+
+@lru_cache(maxsize=2048)
+def _quotable(content: str) -> tuple[str, ...]:
+    # a pure function of the text: the same source is quoted by many sections and runs
     out: list[str] = []
     seen: set[str] = set()
     for raw in split_sentences(content):
@@ -64,7 +71,7 @@ def quotable_sentences(content: str) -> list[str]:
             continue
         seen.add(s)
         out.append(s)
-    return out
+    return tuple(out)
 
 
 def stem(word: str) -> str:
@@ -76,11 +83,16 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Content-word stems, lower case, stopwords and numbers dropped."""
-    return [
+    return list(_terms(text))
+
+
+@lru_cache(maxsize=200_000)
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(
         stem(w)
         for w in _WORD.findall(text.casefold())
         if len(w) > 2 and w not in STOP and not w.isdigit()
-    ]
+    )
 
 
 def idf_table(docs: Iterable[Iterable[str]]) -> dict[str, float]:

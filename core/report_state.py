@@ -110,7 +110,9 @@ class ReportDoc:
 
 # --------------------------------------------------------------------------- text helpers
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0/C1 controls except \t and \n
+# C0/C1 controls except \t and \n, and the invisible characters that can make a heading
+# or title read differently from what it says (bidi overrides and isolates, ZWSP, LRM/RLM)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _WS = re.compile(r"\s+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 

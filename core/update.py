@@ -20,7 +20,14 @@ from core.models import Report, SectionProposal, UpdateRun
 from core.report_state import make_section_keys
 from core.repository import citations_of, get_report, get_version, sections_of
 from core.review import proposals_of
-from core.runs import call_writer, checkpoint, run_work, settings_of, start_run
+from core.runs import (
+    RunCancelled,
+    call_writer,
+    checkpoint,
+    run_work,
+    settings_of,
+    start_run,
+)
 from core.sources.registry import Providers, providers_for
 from core.writers import get_writer
 from core.writers.base import BudgetExceeded, EvidenceChange, Writer, WriterFailed
@@ -61,22 +68,29 @@ def propose(
     by_marker = {c.marker: c for c in checked}
     # Only window activity says something may be new for a section; a changed source
     # does not (refresh handles it), so it does not buy a search.
-    found = discover(
-        session,
-        report,
-        question=report.query,
-        sections=[(s.key, s.heading, s.body) for s in sections],
-        hot_sections=set(),
-        window=(as_utc(base.as_of), as_utc(run.as_of)),
-        cited_sources={snap.source_id for snap in cited.values()},
-        search=providers.search,
-        fetcher=providers.fetcher,
-        meter=meter,
-        run_id=run.id,
-        per_query=cfg["discover_results"],
-        concurrency=cfg["concurrency"],
-        progress=progress,
-    )
+    flags: list[str] = []
+    try:
+        found = discover(
+            session,
+            report,
+            question=report.query,
+            sections=[(s.key, s.heading, s.body) for s in sections],
+            hot_sections=set(),
+            window=(as_utc(base.as_of), as_utc(run.as_of)),
+            cited_sources={snap.source_id for snap in cited.values()},
+            search=providers.search,
+            fetcher=providers.fetcher,
+            meter=meter,
+            run_id=run.id,
+            per_query=cfg["discover_results"],
+            concurrency=cfg["concurrency"],
+            progress=progress,
+        )
+    except EvergreenError as exc:  # search down: the refreshed evidence still counts
+        if isinstance(exc, RunCancelled):
+            raise
+        found = []
+        flags.append(f"discovery failed, no new evidence searched: {exc}")
     if checked and all(c.kind == "gone" for c in checked) and not found:
         raise EvergreenError(
             f"All {len(checked)} sources of report {report.id} are gone as of {day(run.as_of)} "
@@ -122,6 +136,7 @@ def propose(
         "actions": actions,
         "evidence": pool_summary(checked, found),
         "checked": [c.as_dict() for c in checked],
+        "flags": flags,
     }
     session.add(run)
     return {"actions": actions, "evidence": run.summary["evidence"]}

@@ -265,6 +265,8 @@ def main() -> None:
         acts = " ".join(badge_html(f"{n} {a}", a) for a, n in summary["actions"].items() if n)
         ev = ", ".join(f"{n} {k}" for k, n in summary.get("evidence", {}).items() if n)
         st.html(f"<div>{acts} <span class='eg-muted'>evidence: {esc(ev)}</span></div>")
+    if summary.get("flags"):  # run-level problems, e.g. search down during discovery
+        st.html("".join(f'<div class="eg-muted">⚑ {esc(f)}</div>' for f in summary["flags"]))
     st.subheader("Cost of this run")
     cost_meters(run_id)
     if not cards:

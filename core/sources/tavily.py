@@ -20,6 +20,7 @@ from tavily import errors as tavily_errors
 
 from core.errors import EvergreenError
 from core.sources.base import SearchResult, canonical_url
+from core.validation import strip_controls
 
 MAX_RESULTS = 20  # Tavily's upper bound per request
 
@@ -119,7 +120,7 @@ class TavilySearch:
             if url in seen:
                 continue
             seen.add(url)
-            title = " ".join(str(hit.get("title") or url).split())
+            title = strip_controls(str(hit.get("title") or url))
             raw = hit.get("raw_content")
             raw = raw if isinstance(raw, str) and raw.strip() else None
             if raw is not None and self.cache is not None:

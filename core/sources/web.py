@@ -10,8 +10,12 @@ asyncio loop in a dedicated thread; ``fetch`` submits to it and waits. Per host,
 most ``per_host`` requests run at a time and consecutive request starts are ``delay``
 seconds apart. Each URL (and any redirect target) must pass the URL policy; HTML and
 text pages become Markdown / text, PDFs become text (pypdf), anything else is refused;
-a page bigger than ``max_bytes`` is refused. 404 and 410 mean the page is gone
-(PageNotFound). ``close()`` stops the crawler and the browser.
+a page bigger than ``max_bytes`` is refused (over plain HTTP as soon as its headers or
+its first ``max_bytes`` say so, before the rest is read; a browser loads it first), and so
+is a page whose text is garbled (binary served as HTML). 404 and 410 mean the page is gone
+(PageNotFound). 429 and 5xx are tried ``attempts`` times, honouring Retry-After up to
+``max_retry_after`` seconds (a longer wait is not made: the page fails at once, saying so).
+``close()`` stops the crawler and the browser.
 
 Pages a search already returned in full (RawContentCache) are not fetched again.
 """
@@ -43,6 +47,7 @@ from core.errors import EvergreenError
 from core.sources.base import FetchedPage, PageNotFound, canonical_url
 from core.sources.tavily import RawContentCache
 from core.sources.urlpolicy import UrlPolicy
+from core.validation import strip_controls
 
 log = logging.getLogger("evergreen.web")
 
@@ -51,7 +56,16 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_TYPES = ("text/plain", "text/markdown", "text/x-markdown", "text/csv")
 PDF_TYPES = ("application/pdf", "application/x-pdf")
 GONE = (404, 410)
+RETRY = (429, 500, 502, 503, 504)
 _STATUS_IN_ERROR = re.compile(r"\bHTTP (\d{3})\b")
+_TOO_BIG = re.compile(r"over the byte limit: (\d+)")
+
+
+class _TooBig(Exception):
+    """Raised inside the HTTP client once a response is known to exceed the byte limit."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"over the byte limit: {size}")
 
 
 def find_chromium(path: str | None = None) -> str | None:
@@ -154,6 +168,9 @@ class WebFetcher:
         max_chars: int = 300_000,
         per_host: int = 2,
         delay: float = 0.5,
+        attempts: int = 3,
+        backoff: float = 0.5,
+        max_retry_after: float = 10.0,
     ) -> None:
         if browser not in ("auto", "chromium", "http"):
             raise EvergreenError(f"Unknown browser setting {browser!r}: auto, chromium or http.")
@@ -166,6 +183,9 @@ class WebFetcher:
         self.max_chars = max_chars
         self.per_host = max(1, per_host)
         self.delay = max(0.0, delay)
+        self.attempts = max(1, attempts)
+        self.backoff = max(0.0, backoff)
+        self.max_retry_after = max_retry_after
         self.mode: str | None = None  # chromium | http, once started
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -179,6 +199,7 @@ class WebFetcher:
         self._downloads: str | None = None
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._next_start: dict[str, float] = {}
+        self._http_headers: dict[str, dict[str, str]] = {}  # last response headers per URL
 
     @classmethod
     def from_settings(cls, settings: Any, cache: RawContentCache | None = None) -> WebFetcher:
@@ -304,12 +325,49 @@ class WebFetcher:
             strategy = AsyncHTTPCrawlerStrategy(
                 browser_config=HTTPCrawlerConfig(downloads_path=self._downloads)
             )
+            if "_session" in getattr(type(strategy), "__slots__", ()):
+                strategy._session = self._http_session(strategy)
             crawler = AsyncWebCrawler(
                 crawler_strategy=strategy, config=BrowserConfig(verbose=False)
             )
             await crawler.start()
             self._http = crawler
         return self._http
+
+    def _http_session(self, strategy: Any) -> Any:
+        """The aiohttp session crawl4ai's HTTP strategy would make, plus hooks that check
+        each redirect hop against the URL policy, keep the response headers (so 429 / 5xx
+        Retry-After is seen) and stop reading a response once it is over the byte limit
+        (at its headers if it declares a length, else as it arrives)."""
+        import aiohttp
+        import yarl
+
+        trace = aiohttp.TraceConfig()
+
+        async def on_redirect(_s: Any, _ctx: Any, params: Any) -> None:
+            target = params.response.headers.get("Location")
+            if target:
+                hop = str(params.response.url.join(yarl.URL(target)))
+                await asyncio.to_thread(self.policy.check, hop)
+
+        async def on_end(_s: Any, ctx: Any, params: Any) -> None:
+            headers = {k.lower(): v for k, v in params.response.headers.items()}
+            self._http_headers[canonical_url(str(params.url))] = headers
+            declared = headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_bytes:
+                raise _TooBig(int(declared))
+
+        trace.on_request_redirect.append(on_redirect)
+        trace.on_request_end.append(on_end)
+        return aiohttp.ClientSession(
+            headers=dict(strategy._BASE_HEADERS),
+            connector=aiohttp.TCPConnector(
+                limit=strategy.max_connections, ttl_dns_cache=strategy.dns_cache_ttl
+            ),
+            timeout=aiohttp.ClientTimeout(total=strategy.DEFAULT_TIMEOUT),
+            trace_configs=[trace],
+            response_class=_capped_response(self.max_bytes),
+        )
 
     async def _aclose(self) -> None:
         for crawler in {id(c): c for c in (self._crawler, self._http) if c is not None}.values():
@@ -349,10 +407,18 @@ class WebFetcher:
         pdf_like = urlsplit(url).path.lower().endswith(".pdf")
         async with self._host_slot(urlsplit(url).netloc):
             crawler = await self._http_crawler() if pdf_like else self._crawler
-            result = await crawler.arun(url, config=self._run_config())
-            if result.status_code is None and "has been closed" in str(result.error_message):
-                result = await crawler.arun(url, config=self._run_config())  # a browser race
-            page = await self._page(url, result, via="http" if pdf_like else str(self.mode))
+            note = ""
+            for attempt in range(1, self.attempts + 1):
+                result = await crawler.arun(url, config=self._run_config())
+                if result.status_code is None and "has been closed" in str(result.error_message):
+                    result = await crawler.arun(url, config=self._run_config())  # a browser race
+                wait, note = self._retry_wait(url, result, attempt)
+                if wait is None:
+                    break
+                await asyncio.sleep(wait)  # holding the host's slot: the host asked us to wait
+            page = await self._page(
+                url, result, via="http" if pdf_like else str(self.mode), note=note
+            )
             if page is None:  # a PDF the browser cannot read: download it instead
                 http = await self._http_crawler()
                 result = await http.arun(url, config=self._run_config())
@@ -361,18 +427,33 @@ class WebFetcher:
             raise EvergreenError(f"Cannot fetch {url}: the PDF could not be downloaded.")
         return page
 
-    async def _page(self, url: str, result: Any, via: str) -> FetchedPage | None:
-        status = result.status_code
+    def _retry_wait(self, url: str, result: Any, attempt: int) -> tuple[float | None, str]:
+        """Seconds to wait before trying ``url`` again (None: do not), and a note for the
+        error message when the page finally fails."""
+        status = _status_of(result)
+        if status not in RETRY:
+            return None, ""
+        headers = {str(k).lower(): str(v) for k, v in (result.response_headers or {}).items()}
+        headers = headers or self._http_headers.get(canonical_url(url), {})
+        after = _retry_after(headers.get("retry-after"))
+        if after is not None and after > self.max_retry_after:
+            return None, f" (the server asks to retry after {after:g} s; not waited for)"
+        if attempt >= self.attempts:
+            return None, f" after {attempt} attempts" if attempt > 1 else ""
+        return (after if after is not None else self.backoff * 2 ** (attempt - 1)), ""
+
+    async def _page(self, url: str, result: Any, via: str, note: str = "") -> FetchedPage | None:
+        status = _status_of(result)
         error = str(result.error_message or "")
-        if status is None:
-            m = _STATUS_IN_ERROR.search(error)
-            status = int(m.group(1)) if m else None
         if status in GONE:
             raise PageNotFound(f"{url} is gone (HTTP {status}).")
+        big = _TOO_BIG.search(error)
+        if big:
+            self._check_size(url, int(big.group(1)))
         if status is None:
-            raise EvergreenError(f"Cannot fetch {url}: {_short_error(error)}")
+            raise EvergreenError(f"Cannot fetch {url}: {_short_error(error, self.timeout)}")
         if status >= 400:
-            raise EvergreenError(f"Cannot fetch {url}: HTTP {status}.")
+            raise EvergreenError(f"Cannot fetch {url}: HTTP {status}{note}.")
         final = canonical_url(result.redirected_url or url)
         if final != url:
             await asyncio.to_thread(self.policy.check, final)
@@ -411,6 +492,10 @@ class WebFetcher:
             title = str((result.metadata or {}).get("title") or "")
         if not text.strip():
             raise EvergreenError(f"Cannot use {url}: the page has no readable text.")
+        if text.lstrip().startswith("Crawl4AI Error:") or _garbled(text):  # not the page's
+            raise EvergreenError(
+                f"Cannot use {url}: its text is garbled (binary data or a broken encoding)."
+            )
         return self._finish(url, final, title, text, via, status, ctype or "text/html", headers)
 
     def _finish(
@@ -436,7 +521,7 @@ class WebFetcher:
             title = heading.group(1) if heading else url
         return FetchedPage(
             url=url,
-            title=" ".join(title.split())[:300],
+            title=strip_controls(title)[:300],
             content=content,
             fetched_at=utcnow(),
             published=_last_modified(headers),
@@ -500,8 +585,73 @@ def _last_modified(headers: dict[str, str]) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def _short_error(error: str) -> str:
-    text = error.strip().splitlines()[-1] if error.strip() else "the request failed"
+def _capped_response(limit: int) -> Any:
+    """An aiohttp response class whose body read stops once it passes ``limit`` bytes
+    (aiohttp itself reads a body without a Content-Length to the end before any hook)."""
+    import aiohttp
+
+    class CappedResponse(aiohttp.ClientResponse):
+        async def read(self) -> bytes:
+            if self._body is None:
+                buf = bytearray()
+                try:
+                    async for chunk in self.content.iter_chunked(1 << 16):
+                        buf += chunk
+                        if len(buf) > limit:
+                            raise _TooBig(len(buf))
+                except BaseException:
+                    self.close()
+                    raise
+                self._body = bytes(buf)
+            return await super().read()
+
+    return CappedResponse
+
+
+def _status_of(result: Any) -> int | None:
+    if result.status_code is not None:
+        return int(result.status_code)
+    m = _STATUS_IN_ERROR.search(str(result.error_message or ""))
+    return int(m.group(1)) if m else None
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+_UNREADABLE = re.compile(r"[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")
+
+
+def _garbled(text: str) -> bool:
+    """Mostly replacement, control or private-use characters: binary served as text."""
+    sample = text[:20000]
+    return len(_UNREADABLE.findall(sample)) > max(20, len(sample) // 20)
+
+
+def _short_error(error: str, timeout: float | None = None) -> str:
+    """One line from crawl4ai's error text (which appends a code listing): what failed."""
+    head = error.split("Code context:")[0]
+    if "TOO_MANY_REDIRECTS" in head or "HTTP client error: 0, message=''" in head:
+        return "too many redirects (a redirect loop)"
+    if re.search(r"timed out|Timeout \d+ms exceeded|TimeoutError", head, re.I):
+        return f"no answer within {timeout:g} s (timed out)" if timeout else "timed out"
+    m = re.search(r"net::(ERR_[A-Z_]+)", head)
+    if m:
+        return m.group(1)
+    lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
+    text = next((ln for ln in lines if ln.startswith("Error:")), lines[-1] if lines else "")
     text = re.sub(r"^.*?Error:\s*", "", text)
     text = re.sub(r"\s*\(\S+\.py\)", "", text)
     return " ".join(text.split())[:200] or "the request failed"

@@ -39,6 +39,7 @@ from tenacity.wait import wait_random_exponential
 from core import costs
 from core.errors import EvergreenError
 from core.report_state import cited_markers, escape_heading_lines
+from core.validation import strip_controls
 from core.writers.base import (
     BudgetExceeded,
     Draft,
@@ -119,7 +120,7 @@ class CallRecord:
 
 # -- citation and body hygiene -----------------------------------------------------------
 _CITE = re.compile(r"([ \t]?)(?<![\\!])\[(\d{1,6}(?:\s*[-–,;]\s*\d{1,6})*)\](?!\()")
-_MD_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((?:https?|ftp|mailto):[^)\s]*(?:\s+\"[^\"]*\")?\)")
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")  # any scheme, images
 _LEADING_HEADING = re.compile(r"\A\s*#{1,6}[ \t]+([^\n]*)\n+")
 
 
@@ -153,7 +154,8 @@ def filter_citations(body: str, allowed: set[int]) -> tuple[str, list[int]]:
 
 def clean_body(body: str, heading: str) -> str:
     """Model prose made safe for a section body: no leading copy of the heading, no
-    Markdown links (only [n] citations name sources), no heading lines."""
+    Markdown links or images of any scheme (only [n] citations name sources), no heading
+    lines."""
     text = body.replace("\r\n", "\n").strip()
     m = _LEADING_HEADING.match(text)
     if m and m.group(1).strip(" #*").casefold() == heading.strip().casefold():
@@ -692,7 +694,7 @@ def _stage() -> str:
 
 
 def _clean_heading(text: str) -> str:
-    heading = " ".join(text.replace("#", " ").replace("*", "").split()).strip(" .:-")
+    heading = strip_controls(text.replace("#", " ").replace("*", "")).strip(" .:-")
     heading = re.sub(r"^\d+(?:\.\d+)*[.)]?\s+", "", heading)
     return heading[:80]
 

@@ -212,6 +212,11 @@ def import_report_cmd(
             f"note: references never cited in the text were dropped: "
             f"{summary['uncited_references']}"
         )
+    if summary["untracked_references"]:
+        err.print(
+            "note: references without a web address stay as plain text (nothing to re-check): "
+            f"{summary['untracked_references']}"
+        )
 
 
 @app.command("export")

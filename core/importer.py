@@ -45,15 +45,21 @@ def read_markdown_file(path: str | Path) -> str:
     if not file.is_file():
         raise NotFoundError(f"No such file: {file}")
     _check_size(file.stat().st_size, file.name)  # before reading any of it
+    return decode_markdown(file.read_bytes(), file.name)
+
+
+def decode_markdown(data: bytes, name: str) -> str:
+    """The text of an uploaded or read Markdown file, or one clear refusal."""
+    _check_size(len(data), name)
     try:
-        text = file.read_bytes().decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise EvergreenError(
-            f"{file.name} is not UTF-8 text (bad byte at offset {exc.start}); "
+            f"{name} is not UTF-8 text (bad byte at offset {exc.start}); "
             "re-save it as UTF-8 and import again."
         ) from None
     if not text.strip():
-        raise EvergreenError(f"{file.name} is empty: nothing to import.")
+        raise EvergreenError(f"{name} is empty: nothing to import.")
     return text
 
 
@@ -95,7 +101,11 @@ def import_report(
     session.add(run)
     session.flush()
     markers: dict[int, int] = {}
+    untracked: list[int] = []
     for ref in doc.references:
+        if not ref.url:  # a book or a paper with no address: nothing Evergreen can re-check
+            untracked.append(ref.marker)
+            continue
         src = get_or_create_source(session, ref.url, ref.title)
         pool_entry(session, report, src, marker=ref.marker)
         fetched = parse_published(ref.fetched) if ref.fetched else None
@@ -125,4 +135,5 @@ def import_report(
         "sections": len(doc.sections),
         "references": len(doc.references),
         "uncited_references": uncited,
+        "untracked_references": untracked,
     }

@@ -187,22 +187,14 @@ def new_report() -> None:
 
 
 def import_upload(file: Any, query: str, source: str, as_of: str) -> None:
-    from core.importer import import_report
+    from core.importer import decode_markdown, import_report
     from core.services import check_source
 
     if file is None:
         st.error("Choose a Markdown file to import.")
         return
     try:
-        try:
-            text = file.getvalue().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise EvergreenError(
-                f"{file.name} is not UTF-8 text (bad byte at offset {exc.start}); "
-                "re-save it as UTF-8 and import again."
-            ) from None
-        if not text.strip():
-            raise EvergreenError(f"{file.name} is empty: nothing to import.")
+        text = decode_markdown(file.getvalue(), file.name)
         check_source(source)
         stem = file.name.rsplit(".", 1)[0].replace("-", " ").replace("_", " ").strip()
         with session_scope() as session:

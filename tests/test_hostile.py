@@ -448,3 +448,24 @@ def test_property_diff_html_escapes_everything_and_shows_both_texts(old: str, ne
     assert [c[0] for c in cells] == ["old", "new"]
     assert _visible(cells[0][1], "ins") == old.replace("\r\n", "\n")
     assert _visible(cells[1][1], "del") == new.replace("\r\n", "\n")
+
+
+def test_references_without_address_stay_text_and_are_not_merged(workspace: Path) -> None:
+    from sqlmodel import select
+
+    from core.db import session_scope
+    from core.importer import decode_markdown, import_report
+    from core.models import Source
+
+    text = (
+        "# Notes\n\n## Findings\n\nA book says so [1]. A paper agrees [2]. A page too [3].\n\n"
+        "## References\n\n[1] Smith, Energy Storage (2020)\n\n[2] Jones, Grid Notes (2021)\n\n"
+        "[3] [Storage page](https://example.org/storage)\n"
+    )
+    with session_scope() as s:
+        _report, summary = import_report(s, text, query="What do sources say?")
+        urls = [src.url for src in s.exec(select(Source)).all()]
+    assert summary["untracked_references"] == [1, 2]
+    assert urls == ["https://example.org/storage"]  # no merged "/" source
+    with pytest.raises(EvergreenError, match="bytes; Evergreen imports reports of up to"):
+        decode_markdown(b"x" * 3_000_000, "upload.md")  # the app's upload path is capped too

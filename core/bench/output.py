@@ -16,7 +16,7 @@ RACE = ("comprehensiveness", "insight", "instruction_following", "readability")
 PAPER = (
     "Paper (arXiv 2610.11566), IOEDR(OC) on the Long-Chain Task: content ROUGE-L 0.68 vs 0.17 "
     "for regeneration; outline exact-match F1 0.67 vs 0.04; tokens ×0.67; searches ×0.39 — "
-    "with an LLM writer. Ours below uses the offline extractive writer, not their LLM, so "
+    "with an LLM writer. Ours (above) uses the offline extractive writer, not their LLM, so "
     "quality is only proxied (citation validity, support)."
 )
 

@@ -9,11 +9,13 @@ workspace, so a report is ready to update.
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.errors import StreamlitSecretNotFoundError
 
 from core import config
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.services import report_rows
+from core.settings import apply_secrets
 from core.workspace import load_sample
 
 st.set_page_config(page_title="Evergreen", page_icon="🌲", layout="wide")
@@ -28,7 +30,17 @@ def _first_start(database_url: str) -> str:
         return load_sample(session)["message"]
 
 
+def _use_secrets() -> None:
+    """Streamlit secrets (``.streamlit/secrets.toml``) supply keys and endpoints."""
+    try:
+        secrets = dict(st.secrets)
+    except (FileNotFoundError, StreamlitSecretNotFoundError):
+        return
+    apply_secrets(secrets)
+
+
 def main() -> None:
+    _use_secrets()
     try:
         note = _first_start(config.database_url())
     except EvergreenError as exc:

@@ -9,6 +9,7 @@ report itself (``Report.settings``), not here.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -187,3 +188,24 @@ def get_settings(overrides: dict[str, Any] | None = None) -> Settings:
         return _load(overrides)
     key = tuple(sorted((k, v) for k, v in os.environ.items() if k.isupper()))
     return _cached(key)
+
+
+SECRET_PREFIXES = ("OPENAI_", "TAVILY_", "EVERGREEN_")
+
+
+def apply_secrets(secrets: Mapping[str, Any]) -> list[str]:
+    """Let the app's Streamlit secrets supply settings the environment does not set.
+
+    Only Evergreen's own names (OPENAI_*, TAVILY_*, EVERGREEN_*) are taken, and a value
+    already in the environment wins. Returns the names applied (never their values).
+    """
+    applied = []
+    for name, value in secrets.items():
+        if (
+            name.startswith(SECRET_PREFIXES)
+            and name not in os.environ
+            and isinstance(value, str | int | float | bool)
+        ):
+            os.environ[name] = str(value)
+            applied.append(name)
+    return sorted(applied)

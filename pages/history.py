@@ -81,7 +81,10 @@ def cost_chart(rows: list[dict], scratch: dict) -> None:
     st.caption(f"From scratch: {scratch['basis']}.")
 
 
-def sections_chart(rows: list[dict]) -> None:
+def _stacked_per_update(
+    rows: list[dict], field: str, series: list[tuple[str, str, object]], title: str, key: str
+) -> None:
+    """A stacked bar per update: one bar segment per (name, colour, visible) series."""
     updates = [r for r in rows if r["kind"] == "update"]
     if not updates:
         return
@@ -89,40 +92,35 @@ def sections_chart(rows: list[dict]) -> None:
         [
             go.Bar(
                 x=_labels(updates),
-                y=[r["sections"][status] for r in updates],
-                name=status,
-                marker_color=ACTION_COLORS[action],
+                y=[r[field][name] for r in updates],
+                name=name,
+                marker_color=color,
+                visible=visible,
             )
-            for status, action in (
-                ("revised", "revise"),
-                ("extended", "extend"),
-                ("added", "add"),
-                ("removed", "remove"),
-            )
+            for name, color, visible in series
         ]
     )
-    fig.update_layout(title="Sections changed per update", barmode="stack", **LAYOUT)
-    st.plotly_chart(fig, width="stretch", key="chart_sections")
+    fig.update_layout(title=title, barmode="stack", **LAYOUT)
+    st.plotly_chart(fig, width="stretch", key=key)
+
+
+def sections_chart(rows: list[dict]) -> None:
+    statuses = (
+        ("revised", "revise"),
+        ("extended", "extend"),
+        ("added", "add"),
+        ("removed", "remove"),
+    )
+    series = [(status, ACTION_COLORS[action], True) for status, action in statuses]
+    _stacked_per_update(rows, "sections", series, "Sections changed per update", "chart_sections")
 
 
 def evidence_chart(rows: list[dict]) -> None:
-    updates = [r for r in rows if r["kind"] == "update"]
-    if not updates:
-        return
-    fig = go.Figure(
-        [
-            go.Bar(
-                x=_labels(updates),
-                y=[r["evidence"][kind] for r in updates],
-                name=kind,
-                marker_color=KIND_COLORS[kind],
-                visible=True if kind != "unchanged" else "legendonly",
-            )
-            for kind in EVIDENCE_KINDS
-        ]
-    )
-    fig.update_layout(title="Evidence changes per update", barmode="stack", **LAYOUT)
-    st.plotly_chart(fig, width="stretch", key="chart_evidence")
+    series = [
+        (kind, KIND_COLORS[kind], True if kind != "unchanged" else "legendonly")
+        for kind in EVIDENCE_KINDS
+    ]
+    _stacked_per_update(rows, "evidence", series, "Evidence changes per update", "chart_evidence")
 
 
 def main() -> None:

@@ -7,25 +7,19 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, fields
 
-from core.models import CostEvent
+from core.models import CostCounts, CostEvent
 
 COST_KEYS = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "seconds")
 
 
-@dataclass
-class StageCost:
-    llm_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cached_tokens: int = 0
-    searches: int = 0
-    fetches: int = 0
-    bytes: int = 0
-    seconds: float = 0.0
-    usd: float = 0.0
+class StageCost(CostCounts):
+    """A CostEvent's counters plus writer calls (counted for the run summary, not stored)."""
+
     writer_calls: int = 0
+
+
+COUNTERS = tuple(CostCounts.model_fields)
 
 
 class CostMeter:
@@ -65,7 +59,7 @@ class CostMeter:
     def events(self, run_id: int) -> list[CostEvent]:
         """CostEvent rows for what was spent since the last call (so a run can write its
         costs at every checkpoint, and a crash loses at most the work in flight)."""
-        names = [f.name for f in fields(StageCost)]
+        names = [*COUNTERS, "writer_calls"]
         events = []
         with self._lock:
             for key, row in sorted(self._rows.items()):

@@ -162,13 +162,9 @@ class SectionProposal(SQLModel, table=True):
     flags: list[str] = Field(default_factory=list, sa_column=Column(JSON))
 
 
-class CostEvent(SQLModel, table=True):
-    id: int | None = Field(default=None, primary_key=True)
-    run_id: int = Field(foreign_key="updaterun.id", index=True)
-    stage: str
-    provider: str = ""
-    model: str = ""
-    prompt: str = ""  # prompt template and version, e.g. write_section@1
+class CostCounts(SQLModel):
+    """What a step cost: the counters a CostEvent stores and the cost meter adds up."""
+
     llm_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -178,4 +174,13 @@ class CostEvent(SQLModel, table=True):
     bytes: int = 0
     seconds: float = 0.0
     usd: float = 0.0
+
+
+class CostEvent(CostCounts, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="updaterun.id", index=True)
+    stage: str
+    provider: str = ""
+    model: str = ""
+    prompt: str = ""  # prompt template and version, e.g. write_section@1
     created_at: datetime = Field(default_factory=utcnow)

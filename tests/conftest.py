@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -86,3 +88,37 @@ def peps_slice(tmp_path: Path, peps: set[int]) -> Path:
             if json.loads(line)["pep"] in peps:
                 dst.write(line)
     return out
+
+
+def run_cli(
+    workspace: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`evergreen ARGS` as a person runs it: a real process on the given workspace."""
+    full = {**os.environ, "EVERGREEN_HOME": str(workspace), "COLUMNS": "200"}
+    full.pop("EVERGREEN_FAULTS", None)
+    full.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", *args],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def refresh_fails_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The engine's evidence refresh raises once (a network outage), then works; the
+    returned list grows by one per refresh attempt."""
+    import core.update
+
+    real, calls = core.update.refresh, []
+
+    def flaky(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("network down")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("core.update.refresh", flaky)
+    return calls

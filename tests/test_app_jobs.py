@@ -4,9 +4,6 @@ CLI doors onto them: `evergreen update --due` and `evergreen cancel`."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -22,6 +19,7 @@ from core.importer import import_report, read_markdown_file
 from core.models import Report, UpdateRun
 from core.schedule import due_reports, next_due, run_due, save_report_settings
 from core.workspace import load_sample
+from tests.conftest import run_cli as cli
 
 SAMPLE_REPORT = Path(__file__).resolve().parents[1] / "data" / "sample" / "report.md"
 
@@ -166,17 +164,6 @@ def test_due_reports_and_run_due(sample: int) -> None:
         assert due_reports(session, utcnow() + timedelta(days=400)) == []
 
 
-def cli(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "EVERGREEN_HOME": str(workspace), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "core.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-
-
 def test_cli_update_due_and_cancel(sample: int, workspace: Path) -> None:
     r = cli(workspace, "update", "--due", "--json")
     assert r.returncode == 0, r.stderr
@@ -202,19 +189,9 @@ def test_cli_update_due_and_cancel(sample: int, workspace: Path) -> None:
 
 
 def test_resume_a_failed_update_in_the_background(
-    sample: int, monkeypatch: pytest.MonkeyPatch
+    sample: int,
+    refresh_fails_once: list[int],  # noqa: ARG001 - used for its effect
 ) -> None:
-    import core.update
-
-    real, calls = core.update.refresh, []
-
-    def flaky(*args, **kwargs):  # noqa: ANN002, ANN003
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError("network down")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr("core.update.refresh", flaky)
     run_id = jobs.start_update(sample, as_of=parse_as_of("2026-04-15"), sync=True)
     assert run_row(run_id).status == "failed" and "network down" in run_row(run_id).error
     jobs.resume(run_id, sync=False)

@@ -286,19 +286,8 @@ def test_review_of_hostile_text_is_escaped(app: AppTest) -> None:
 
 
 def test_review_offers_resume_for_a_failed_update(
-    app: AppTest, monkeypatch: pytest.MonkeyPatch
+    app: AppTest, refresh_fails_once: list[int]  # noqa: ARG001 - used for its effect
 ) -> None:
-    import core.update
-
-    real, calls = core.update.refresh, []
-
-    def flaky(*args, **kwargs):  # noqa: ANN002, ANN003
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError("network down")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr("core.update.refresh", flaky)
     app.selectbox(key="asof_1").select("2026-04-15").run()
     ok(app.button(key="update_1").click().run())
     ok(app.switch_page("pages/review.py").run())

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli as run
+
 SAMPLE_REPORT = Path(__file__).resolve().parents[1] / "data" / "sample" / "report.md"
-
-
-def run(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "EVERGREEN_HOME": str(workspace), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "core.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
 
 
 def test_import_export_round_trip(workspace: Path, tmp_path: Path) -> None:

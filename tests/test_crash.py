@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -16,22 +14,12 @@ from core.db import session_scope
 from core.errors import EvergreenError
 from core.models import CostEvent, ReportVersion, SectionProposal, Snapshot, UpdateRun
 from core.sources.corpus import add_corpus
-from tests.conftest import write_jsonl
+from tests.conftest import run_cli, write_jsonl
 from tests.test_engine import corpus_records, make_report
 
 
 def cli(workspace: Path, *args: str, faults: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "EVERGREEN_HOME": str(workspace)}
-    env.pop("EVERGREEN_FAULTS", None)
-    if faults:
-        env["EVERGREEN_FAULTS"] = faults
-    return subprocess.run(
-        [sys.executable, "-m", "core.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_cli(workspace, *args, env={"EVERGREEN_FAULTS": faults} if faults else None)
 
 
 @pytest.fixture

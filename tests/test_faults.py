@@ -48,6 +48,7 @@ from core.review import proposals_of, review_run
 from core.update import update_report
 from core.views import review_cards
 from core.writers.llm import LlmWriter
+from tests.fakes.env import use_loopback_providers
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.tavily_server import FakeTavily
 from tests.test_web_e2e import OPENAI_KEY, PAGES, QUESTION, TAVILY_KEY
@@ -247,18 +248,10 @@ def web_env(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
 
     monkeypatch.setattr(LlmWriter, "from_settings", classmethod(quick))
     with site, FakeTavily(results, key=TAVILY_KEY) as tavily, FakeOpenAI() as llm:
-        for k, v in {
-            "TAVILY_API_KEY": TAVILY_KEY,
-            "TAVILY_BASE_URL": tavily.url,
-            "OPENAI_API_KEY": OPENAI_KEY,
-            "OPENAI_BASE_URL": llm.base_url,
-            "EVERGREEN_FETCH_ALLOWLIST": "127.0.0.1",
-            "EVERGREEN_FETCH_DELAY": "0",
-            "EVERGREEN_FETCH_BROWSER": "http",
-            "EVERGREEN_TAVILY_RAW_CONTENT": "false",
-            "EVERGREEN_CONFIG": str(workspace / "none.toml"),
-        }.items():
-            monkeypatch.setenv(k, v)
+        use_loopback_providers(
+            monkeypatch, tavily=tavily, tavily_key=TAVILY_KEY, llm=llm, openai_key=OPENAI_KEY,
+            home=workspace,
+        )
         yield Env(site, tavily, llm)
 
 

@@ -36,6 +36,7 @@ from core.sources.urlpolicy import UrlPolicy, UrlRefused
 from core.sources.web import WebFetcher
 from core.update import update_report
 from core.validation import strip_controls
+from tests.fakes.env import use_loopback_providers
 from tests.fakes.openai_server import Step
 from tests.fakes.website import html_page
 from tests.test_faults import (
@@ -320,18 +321,10 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
         ]
 
     with site, FakeTavily(results, key=TAVILY_KEY) as tavily, FakeOpenAI() as llm:
-        for k, v in {
-            "TAVILY_API_KEY": TAVILY_KEY,
-            "TAVILY_BASE_URL": tavily.url,
-            "OPENAI_API_KEY": OPENAI_KEY,
-            "OPENAI_BASE_URL": llm.base_url,
-            "EVERGREEN_FETCH_ALLOWLIST": "127.0.0.1",
-            "EVERGREEN_FETCH_DELAY": "0",
-            "EVERGREEN_FETCH_BROWSER": "http",
-            "EVERGREEN_TAVILY_RAW_CONTENT": "false",
-            "EVERGREEN_CONFIG": str(home / "none.toml"),
-        }.items():
-            monkeypatch.setenv(k, v)
+        use_loopback_providers(
+            monkeypatch, tavily=tavily, tavily_key=TAVILY_KEY, llm=llm, openai_key=OPENAI_KEY,
+            home=home,
+        )
         made = create_report(QUESTION, source="web", settings={"writer": "openai"})
         site.bump("/lfp")
         with session_scope() as s:

@@ -19,6 +19,7 @@ from core.research import create_report
 from core.review import proposals_of
 from core.sources.web import find_chromium
 from core.update import update_report
+from tests.fakes.env import use_loopback_providers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tavily_server import FakeTavily
 from tests.fakes.website import Page, Website, html_page
@@ -74,19 +75,10 @@ def servers(
         ]
 
     with site, FakeTavily(results, key=TAVILY_KEY) as tavily, FakeOpenAI() as llm:
-        env = {
-            "TAVILY_API_KEY": TAVILY_KEY,
-            "TAVILY_BASE_URL": tavily.url,
-            "OPENAI_API_KEY": OPENAI_KEY,
-            "OPENAI_BASE_URL": llm.base_url,
-            "EVERGREEN_FETCH_ALLOWLIST": "127.0.0.1",
-            "EVERGREEN_FETCH_DELAY": "0",
-            "EVERGREEN_FETCH_BROWSER": mode(),
-            "EVERGREEN_TAVILY_RAW_CONTENT": "false",  # every page goes through crawl4ai
-            "EVERGREEN_CONFIG": str(workspace / "none.toml"),
-        }
-        for k, v in env.items():
-            monkeypatch.setenv(k, v)
+        use_loopback_providers(  # no raw content: every page goes through crawl4ai
+            monkeypatch, tavily=tavily, tavily_key=TAVILY_KEY, llm=llm, openai_key=OPENAI_KEY,
+            home=workspace, browser=mode(),
+        )
         yield site, tavily, llm
 
 

@@ -112,12 +112,32 @@ def test_split_sentences_header_fields_and_comments():
     ]
 
 
-def test_split_sentences_is_deterministic_and_drops_markup_only_lines():
+def test_split_sentences_drops_markup_only_lines():
     text = "+-----+-----+\n| a   | b   |\n+=====+=====+\n\n~~~~~~\n\n=== ===\nx   y\n=== ===\n"
-    assert split_sentences(text) == split_sentences(text)
-    units = split_sentences(text)
-    assert "| a | b |" in units
-    assert not any(set(u) <= set("+-=~ |") for u in units)
+    # table borders, a transition and rst simple-table rules are dropped; rows are units
+    assert split_sentences(text) == ["| a | b |", "x y"]
+
+
+def test_split_sentences_keeps_header_fields_whole():
+    bullets = (
+        "# Title\n\n* Proposal: [SE-1](x)\n* Status: **Accepted.** See the notes. Thanks\n"
+        "* Authors: A,\n   B\n\nBody text. More text."
+    )
+    assert split_sentences(bullets) == [
+        "# Title",
+        "* Proposal: [SE-1](x)",
+        "* Status: **Accepted.** See the notes. Thanks",
+        "* Authors: A, B",
+        "Body text.",
+        "More text.",
+    ]
+    closed = "title: A page\nstatus: implementable. Really\n---\n\nBody. Text."
+    assert split_sentences(closed) == [
+        "title: A page",
+        "status: implementable. Really",
+        "Body.",
+        "Text.",
+    ]
 
 
 # --------------------------------------------------------------------------- headers
@@ -294,6 +314,25 @@ def test_typo_fix_that_creates_a_decision_word_is_minor():
     new = "The proposal reached general acceptance among core developers."
     assert material_reasons(old, new) == []
     assert classify_change(old, new).kind == "minor"
+    for typo in ("acceptence", "accpetance"):
+        assert material_reasons(new.replace("acceptance", typo), new) == []
+    old = "The feature was implemnted in the next release of the compiler toolchain."
+    assert material_reasons(old, old.replace("implemnted", "implemented")) == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        ("implementable", "implemented", "decision word: (none) → 'implemented'"),
+        ("provisional", "proposed", "decision word: 'provisional' → 'proposed'"),
+        ("Accepted", "Acceptable", "decision word: 'accepted' → (none)"),
+    ],
+)
+def test_lifecycle_word_changes_are_not_typo_fixes(before, after, expected):
+    old = f"The design was marked {before} by the steering council after a long discussion."
+    result = classify_change(old, old.replace(before, after))
+    assert result.kind == "material"
+    assert result.reasons == [expected]
 
 
 def test_moved_figure_is_not_material():
@@ -309,7 +348,17 @@ def test_rewrite_is_changed_with_claims():
     assert result.similarity is not None and result.similarity < 0.9
     assert any(c.kind == "added" for c in result.claims)
     assert any(c.kind == "removed" for c in result.claims)
-    assert len(result.claims) <= 200
+    # no truncation hides a claim, and reasons are computed for a rewrite too
+    assert result.claims == claim_diff(PEP_TEXT, new)
+    assert "header Status: Accepted → (none)" in result.reasons
+
+
+def test_claims_are_not_truncated_by_default():
+    old = " ".join(f"Fact number {i} holds." for i in range(300))
+    new = " ".join(f"Fact number {i} changed." for i in range(300))
+    assert len(claim_diff(old, new)) == 300
+    assert len(classify_change(old, new).claims) == 300
+    assert len(classify_change(old, new, limit=10).claims) == 10
 
 
 def test_tau_controls_the_gate():

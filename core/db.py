@@ -22,7 +22,7 @@ from sqlmodel import Session, create_engine
 
 from core import config
 from core.errors import EvergreenError
-from core.models import Citation, ReportVersion, Section
+from core.models import Citation, Claim, ReportVersion, Section
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -106,6 +106,6 @@ def _refuse_change(mapper, connection, target) -> None:  # noqa: ANN001 - SQLAlc
     )
 
 
-for _model in (ReportVersion, Section, Citation):
+for _model in (ReportVersion, Section, Citation, Claim):
     event.listen(_model, "before_update", _refuse_change)
     event.listen(_model, "before_delete", _refuse_change)

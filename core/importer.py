@@ -1,8 +1,10 @@
 """Import a Markdown report written anywhere, so it can be kept current.
 
-Each reference becomes a source in the report's evidence pool with a
-placeholder snapshot (what the author cited, with no content yet); the first
-update fetches them, as the paper's Single-Step Task does.
+Each reference becomes a source in the report's evidence pool. From a temporal corpus,
+the cited page is read as it stood at the reference's date (or the report's), and every
+cited sentence is anchored to the passages that support it; a sentence whose support
+can't be found is listed in the summary. From the web, the snapshot is a placeholder
+(what the author cited, no content yet) and the first update fetches and anchors it.
 
 Limits (hostile or accidental input gets one clear refusal, and nothing is written):
 at most MAX_IMPORT_BYTES of Markdown and MAX_SECTIONS sections, and references only to
@@ -20,11 +22,20 @@ from urllib.parse import urlsplit
 
 from sqlmodel import Session
 
+from core.changes import content_hash
+from core.claims import claim_counts
 from core.dates import parse_published, utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.models import Report, Snapshot, UpdateRun
 from core.report_state import ReportDoc, parse_markdown
-from core.repository import SectionDraft, commit_version, get_or_create_source, pool_entry
+from core.repository import (
+    SectionDraft,
+    claims_of_version,
+    commit_version,
+    get_or_create_source,
+    pool_entry,
+)
+from core.sources.base import FetchedPage
 from core.validation import clean_question, clean_title
 
 MAX_IMPORT_BYTES = 2_000_000  # ~300,000 words: far beyond any report one reviews by section
@@ -102,6 +113,7 @@ def import_report(
     session.flush()
     markers: dict[int, int] = {}
     untracked: list[int] = []
+    pages = _resolve(doc, source, when)
     for ref in doc.references:
         if not ref.url:  # a book or a paper with no address: nothing Evergreen can re-check
             untracked.append(ref.marker)
@@ -109,11 +121,14 @@ def import_report(
         src = get_or_create_source(session, ref.url, ref.title)
         pool_entry(session, report, src, marker=ref.marker)
         fetched = parse_published(ref.fetched) if ref.fetched else None
+        page = pages.get(ref.marker)
         snap = Snapshot(
             source_id=src.id,
-            title=ref.title,
-            content=None,
-            as_of=fetched,
+            title=(page.title if page else "") or ref.title,
+            content=page.content if page else None,
+            content_hash=content_hash(page.content) if page else None,
+            as_of=fetched or when,
+            published=page.published if page else None,
             fetched_at=fetched or when,
             change_kind="imported",
             run_id=run.id,
@@ -129,6 +144,17 @@ def import_report(
     run.finished_at = utcnow()
     session.add(run)
     uncited = sorted(set(markers) - cited)
+    claims = claims_of_version(session, version.id)
+    unsupported = [
+        {
+            "section": section.heading,
+            "marker": claim.marker,
+            "sentence": claim.sentence,
+            "missing": claim.detail.get("missing", []),
+        }
+        for section, claim in claims
+        if claim.state == "unsupported"
+    ]
     return report, {
         "report_id": report.id,
         "version": version.number,
@@ -136,4 +162,37 @@ def import_report(
         "references": len(doc.references),
         "uncited_references": uncited,
         "untracked_references": untracked,
+        "claims": claim_counts(claim.state for _section, claim in claims),
+        "unsupported_claims": unsupported,
+        "unresolved_references": sorted(
+            m for m in markers if m not in pages and m in cited and source != "web"
+        ),
     }
+
+
+def _resolve(doc: ReportDoc, source: str, when: datetime) -> dict[int, FetchedPage]:
+    """The cited pages as they stood at the report's date, when the source can say so
+    (a temporal corpus); the web is fetched on the first update instead."""
+    if source == "web" or not any(r.url for r in doc.references):
+        return {}
+    from core.sources.registry import providers_for
+
+    try:
+        providers = providers_for(source)
+    except EvergreenError:
+        return {}  # an unknown or damaged corpus: the first update says so, on its run
+    pages: dict[int, FetchedPage] = {}
+    try:
+        if not providers.temporal:
+            return {}
+        for ref in doc.references:
+            if not ref.url:
+                continue
+            at = parse_published(ref.fetched) if ref.fetched else when
+            try:
+                pages[ref.marker] = providers.fetcher.fetch(ref.url, at)
+            except EvergreenError:
+                continue  # not in the corpus at that date: checked (and flagged) on update
+    finally:
+        providers.close()
+    return pages

@@ -111,6 +111,29 @@ class Citation(SQLModel, table=True):
     marker: int
 
 
+#: supported: anchored in the cited snapshot; unsupported: no passage of it says this;
+#: unresolved: the cited snapshot has no text yet; stale: a newer snapshot no longer says
+#: this and the sentence was not revised (the claim keeps citing the older snapshot).
+CLAIM_STATES = ("supported", "unsupported", "unresolved", "stale")
+
+
+class Claim(SQLModel, table=True):
+    """One cited sentence of a committed section, anchored to the passages of the snapshot
+    that support it (W3C TextQuoteSelectors). Immutable, like its section."""
+
+    __table_args__ = (Index("ix_claim_section", "section_id", "position"),)
+    id: int | None = Field(default=None, primary_key=True)
+    section_id: int = Field(foreign_key="section.id")
+    position: int  # the sentence's order in the section
+    sentence: str = Field(sa_column=Column(Text, nullable=False))
+    marker: int
+    snapshot_id: int | None = Field(default=None, foreign_key="snapshot.id")
+    selectors: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
+    state: str = "supported"  # CLAIM_STATES
+    score: float = 0.0
+    detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+
+
 OPEN_RUN_STATUSES = ("running", "cancelling", "awaiting_review")
 
 
@@ -160,6 +183,10 @@ class SectionProposal(SQLModel, table=True):
     decision: str = "pending"  # DECISIONS
     analyst_text: str | None = Field(default=None, sa_column=Column(Text))
     flags: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    # each claim of old_text re-checked against the newest snapshots (core.claims)
+    claims: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
+    # what the writer says each new sentence quotes: [{sentence, marker, quote}]
+    quotes: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
 
 
 class CostCounts(SQLModel):

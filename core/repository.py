@@ -8,16 +8,24 @@ all go through here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlmodel import Session, col, select
 
+from core.claims import (
+    ClaimPlan,
+    anchor_body,
+    citation_snapshots,
+    stale_count,
+    write_claims,
+)
 from core.dates import as_utc, day
 from core.errors import EvergreenError, NotFoundError
 from core.models import (
     Citation,
+    Claim,
     PoolEntry,
     Report,
     ReportVersion,
@@ -95,12 +103,14 @@ def sections_of(session: Session, version_id: int) -> list[Section]:
 
 
 def citations_of(session: Session, version_id: int) -> dict[int, Snapshot]:
-    """marker → the snapshot the version cites for it."""
+    """marker → the snapshot the version cites for it (the oldest, when a stale claim in
+    one section still rests on an older snapshot than another section cites)."""
     rows = session.exec(
         select(Citation.marker, Snapshot)
         .join(Section, col(Section.id) == Citation.section_id)
         .join(Snapshot, col(Snapshot.id) == Citation.snapshot_id)
         .where(Section.version_id == version_id)
+        .order_by(col(Snapshot.id).desc())
     ).all()
     return {marker: snap for marker, snap in rows}
 
@@ -207,10 +217,17 @@ def snapshot_history(session: Session, source_id: int) -> list[Snapshot]:
 # -- committing a version --------------------------------------------------------------
 @dataclass
 class SectionDraft:
-    """A section as it will be committed, with the status against the parent."""
+    """A section as it will be committed, with the status against the parent.
+
+    ``claims`` are the section's anchored claims when the caller already knows them (an
+    update carries checked claims forward); otherwise every cited sentence is anchored in
+    the snapshot its marker resolves to, using the writer's ``quotes`` as hints.
+    """
 
     doc: SectionDoc
     status: str = "new"
+    claims: list[ClaimPlan] | None = None
+    quotes: list[dict[str, Any]] = field(default_factory=list)
 
 
 def commit_version(
@@ -224,10 +241,12 @@ def commit_version(
     run: UpdateRun | None = None,
     metrics: dict[str, Any] | None = None,
 ) -> ReportVersion:
-    """Write the next immutable version: sections and their citations.
+    """Write the next immutable version: sections, their citations and their claims.
 
-    ``markers`` maps each citation marker to the snapshot id it resolves to;
-    every marker cited in a body must be there (no citation without evidence).
+    ``markers`` maps each citation marker to the newest snapshot id it may resolve to;
+    every marker cited in a body must be there (no citation without evidence). A section's
+    citation points at the snapshot its claims are anchored in, which is older than the
+    newest when a stale claim still rests on it.
     """
     parent = latest_version(session, report.id)
     if parent is not None and as_utc(as_of) < as_utc(parent.as_of):
@@ -235,7 +254,14 @@ def commit_version(
             f"As-of {day(as_of)} is earlier than version {parent.number}'s ({day(parent.as_of)})."
         )
     number = (parent.number + 1) if parent else 1
-    cited = {m: markers[m] for d in drafts for m in d.doc.markers if m in markers}
+    snaps = {m: session.get(Snapshot, sid) for m, sid in markers.items()}
+    plans: list[list[ClaimPlan]] = []
+    for d in drafts:
+        if d.claims is not None:
+            plans.append(list(d.claims))
+        else:
+            cited_here = {m: snaps[m] for m in d.doc.markers if snaps.get(m) is not None}
+            plans.append(anchor_body(d.doc.body, cited_here, d.quotes))
     version = ReportVersion(
         report_id=report.id,
         number=number,
@@ -244,11 +270,11 @@ def commit_version(
         run_id=run.id if run else None,
         title=title,
         metrics=metrics or {},
-        stale_citations=sum(_is_stale(session, sid, as_of) for sid in set(cited.values())),
+        stale_citations=sum(stale_count(p) for p in plans),
     )
     session.add(version)
     session.flush()
-    for order, draft in enumerate(drafts):
+    for order, (draft, claims) in enumerate(zip(drafts, plans, strict=True)):
         section = Section(
             version_id=version.id,
             key=draft.doc.key,
@@ -260,11 +286,13 @@ def commit_version(
         )
         session.add(section)
         session.flush()
+        cited = citation_snapshots(claims, markers)
         for marker in draft.doc.markers:
             if marker in cited:  # a bare [n] with no reference stays text, as parsed
                 session.add(
                     Citation(section_id=section.id, snapshot_id=cited[marker], marker=marker)
                 )
+        write_claims(session, section.id, claims)
     session.flush()
     if run is not None:
         run.version_id = version.id
@@ -272,27 +300,15 @@ def commit_version(
     return version
 
 
-def _is_stale(session: Session, snapshot_id: int, as_of: datetime) -> bool:
-    """Stale: no content, or the source has a newer snapshot (as of ``as_of``) that differs."""
-    snap = session.get(Snapshot, snapshot_id)
-    if snap is None or snap.content is None:
-        return True
-    newest = session.exec(
-        select(Snapshot)
-        .where(
-            Snapshot.source_id == snap.source_id,
-            col(Snapshot.content).is_not(None),
-            col(Snapshot.as_of) <= as_of,
-        )
-        .order_by(col(Snapshot.as_of).desc(), col(Snapshot.id).desc())
-    ).first()
-    return newest is not None and newest.content_hash != snap.content_hash
-
-
-def count_stale(session: Session, version: ReportVersion) -> int:
-    """Stale citations of a committed version, judged at the version's as_of."""
-    snaps = {snap.id for snap in citations_of(session, version.id).values()}
-    return sum(_is_stale(session, sid, version.as_of) for sid in snaps)
+def claims_of_version(session: Session, version_id: int) -> list[tuple[Section, Claim]]:
+    """Every claim of a committed version, with its section, in reading order."""
+    rows = session.exec(
+        select(Section, Claim)
+        .join(Claim, col(Claim.section_id) == Section.id)
+        .where(Section.version_id == version_id)
+        .order_by(col(Section.order), col(Claim.position), col(Claim.marker))
+    ).all()
+    return [(section, claim) for section, claim in rows]
 
 
 def outline_of(sections: Iterable[SectionDoc]) -> list[tuple[int, str]]:

@@ -115,7 +115,11 @@ def research(
             continue
         flags.extend(f"{item.heading}: {note}" for note in draft.notes)
         if draft.body.strip():
-            drafts.append(SectionDraft(SectionDoc(key, item.heading, item.level, draft.body)))
+            drafts.append(
+                SectionDraft(
+                    SectionDoc(key, item.heading, item.level, draft.body), quotes=draft.quotes
+                )
+            )
     if len(drafts) == 1:
         raise EvergreenError(
             "No section could be written: " + ("; ".join(flags) or "the sources gave no text")

@@ -13,10 +13,11 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from core import faults
+from core.claims import claim_counts, plan_commit
 from core.dates import utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.metrics import continuity
-from core.models import Report, SectionProposal, UpdateRun
+from core.models import Report, SectionProposal, Snapshot, UpdateRun
 from core.report_state import SectionDoc
 from core.repository import (
     SectionDraft,
@@ -98,23 +99,27 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
             f"Report {report.id} moved on (version {parent.number}) since run {run.id} started; "
             "start a new update."
         )
+    newest = {
+        m: session.get(Snapshot, sid)
+        for m, sid in pool_snapshots(session, report.id, run.as_of).items()
+    }
     drafts: list[SectionDraft] = []
     for p in proposals:
         accepted = p.decision == "approved"
-        if p.action == "remove":
-            if not accepted:
-                drafts.append(
-                    SectionDraft(SectionDoc(p.key, p.heading, p.level, p.old_text or ""), "kept")
-                )
+        if p.action == "remove" and accepted:
             continue
         if p.action == "add" and not accepted:
             continue
-        if accepted and p.action != "keep":
-            text = p.analyst_text if p.analyst_text is not None else (p.new_text or "")
-            status = STATUS_FOR[p.action]
+        if accepted and p.analyst_text is not None:
+            text, status = p.analyst_text, "revised" if p.action == "keep" else STATUS_FOR[p.action]
+        elif accepted and p.action not in ("keep", "remove"):
+            text, status = p.new_text or "", STATUS_FOR[p.action]
         else:
             text, status = p.old_text or "", "kept"
-        drafts.append(SectionDraft(SectionDoc(p.key, p.heading, p.level, text), status))
+        claims = plan_commit(text, p.claims or [], newest, p.quotes or [])
+        drafts.append(
+            SectionDraft(SectionDoc(p.key, p.heading, p.level, text), status, claims=claims)
+        )
     old_doc = load_doc(session, parent)
     new_sections = [d.doc for d in drafts]
     metrics = continuity(
@@ -123,13 +128,14 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
         outline_of(old_doc.sections),
         outline_of(new_sections),
     ).as_dict()
+    metrics["claims"] = claim_counts(c.state for d in drafts for c in d.claims or [])
     version = commit_version(
         session,
         report,
         title=parent.title,
         drafts=drafts,
         as_of=run.as_of,
-        markers=pool_snapshots(session, report.id, run.as_of),
+        markers={m: snap.id for m, snap in newest.items()},
         run=run,
         metrics=metrics,
     )
@@ -176,6 +182,8 @@ def run_result(
         "writer_calls": summary.get("writer_calls", 0),
         "continuity": (version.metrics if version else None),
         "stale_citations": version.stale_citations if version else None,
+        "stale_claims": version.stale_citations if version else None,
+        "claims": (version.metrics or {}).get("claims") if version else None,
     }
 
 

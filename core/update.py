@@ -12,6 +12,8 @@ from typing import Any
 
 from sqlmodel import Session
 
+from core.anchors import sentence_key
+from core.claims import ClaimPlan, check, cited_sentences, claims_of, needs_revision
 from core.costs import CostMeter
 from core.dates import as_utc, day, utcnow
 from core.errors import EvergreenError
@@ -30,7 +32,13 @@ from core.runs import (
 )
 from core.sources.registry import Providers, providers_for
 from core.writers import get_writer
-from core.writers.base import BudgetExceeded, EvidenceChange, Writer, WriterFailed
+from core.writers.base import (
+    BudgetExceeded,
+    ClaimUpdate,
+    EvidenceChange,
+    Writer,
+    WriterFailed,
+)
 
 TEXT_CHANGES = ("changed", "material", "gone")
 
@@ -115,7 +123,15 @@ def propose(
             continue
         progress(f"writing section {k + 1}/{len(sections)}")
         proposal = _propose_section(
-            report, run, meter, writer, section, by_marker, assigned.get(section.key, []), k
+            report,
+            run,
+            meter,
+            writer,
+            section,
+            by_marker,
+            assigned.get(section.key, []),
+            k,
+            claims_of(session, section, cited),
         )
         session.add(proposal)
         proposals.append(proposal)
@@ -187,6 +203,72 @@ def _found_row(f: Found) -> dict[str, Any]:
     }
 
 
+def _check_claims(plans: list[ClaimPlan], by_marker: dict[int, Checked]) -> list[dict[str, Any]]:
+    checks = []
+    for plan in plans:
+        c = by_marker.get(plan.marker)
+        if c is None:
+            checks.append(check(plan, "unchanged", None))
+        else:
+            checks.append(check(plan, c.kind, c.current))
+    return checks
+
+
+def _claim_updates(
+    checks: list[dict[str, Any]], by_marker: dict[int, Checked]
+) -> list[ClaimUpdate]:
+    out = []
+    for c in checks:
+        if not needs_revision(c):
+            continue
+        src = by_marker.get(int(c["marker"]))
+        title = ""
+        if src is not None:
+            snap = src.current or src.previous
+            title = (snap.title if snap else "") or src.source.title or src.source.url
+        passages = tuple((p["old"], p.get("new")) for p in c.get("passages", []))
+        if not passages and c["outcome"] == "gone":
+            passages = tuple((s.get("exact", ""), None) for s in c.get("selectors", []))
+        out.append(
+            ClaimUpdate(
+                sentence=str(c["sentence"]),
+                marker=int(c["marker"]),
+                outcome=str(c["outcome"]),
+                passages=passages,
+                differences=("the page no longer exists",)
+                if src is not None and src.kind == "gone"
+                else tuple(d for p in c.get("passages", []) for d in p["differences"]),
+                title=title,
+            )
+        )
+    return out
+
+
+def _explain(updates: list[ClaimUpdate]) -> str:
+    """One plain line per changed claim: what the source says now."""
+    lines: list[str] = []
+    for u in updates:
+        if u.differences:
+            line = f"{u.title} [{u.marker}]: {'; '.join(dict.fromkeys(u.differences))}."
+        elif u.outcome == "gone":
+            line = f"{u.title} [{u.marker}] no longer has the passage a sentence cites it for."
+        else:
+            line = f"{u.title} [{u.marker}]: a passage a sentence rests on was rewritten."
+        if line not in lines:
+            lines.append(line)
+    return " ".join(lines)
+
+
+def _still_stale(body: str, updates: list[ClaimUpdate]) -> list[ClaimUpdate]:
+    """Claims the draft still states unrevised (same sentence, still citing the source)."""
+    cited = {
+        (sentence_key(sentence), marker)
+        for _pos, sentence, markers in cited_sentences(body)
+        for marker in markers
+    }
+    return [u for u in updates if (sentence_key(u.sentence), u.marker) in cited]
+
+
 def _propose_section(
     report: Report,
     run: UpdateRun,
@@ -196,9 +278,12 @@ def _propose_section(
     by_marker: dict[int, Checked],
     new: list[Found],
     order: int,
+    plans: list[ClaimPlan],
 ) -> SectionProposal:
     markers = [m for m in _markers(section.body) if m in by_marker]
     mine = [by_marker[m] for m in markers]
+    checks = _check_claims(plans, by_marker)
+    updates = _claim_updates(checks, by_marker)
     changes = [
         EvidenceChange(
             c.marker,
@@ -211,6 +296,22 @@ def _propose_section(
         if c.kind in TEXT_CHANGES
     ]
     flags = [f"source [{c.marker}] unreachable: {c.error}" for c in mine if c.kind == "error"]
+    unverifiable = sorted(
+        {
+            int(c["marker"])
+            for c in checks
+            if c["outcome"] == "unsupported"
+            and by_marker.get(int(c["marker"])) is not None
+            and by_marker[int(c["marker"])].kind in TEXT_CHANGES
+        }
+    )
+    if unverifiable:
+        flags.append(
+            "needs attention: sources "
+            + ", ".join(f"[{m}]" for m in unverifiable)
+            + " changed, and some sentences citing them have no passage there that supports "
+            "them, so Evergreen cannot tell whether they still hold"
+        )
     base = dict(
         run_id=run.id,
         key=section.key,
@@ -219,82 +320,115 @@ def _propose_section(
         order=order,
         old_text=section.body,
         flags=flags,
+        claims=checks,
     )
     evidence = [_evidence_row(c) for c in mine if c.kind != "unchanged"] + [
         _found_row(f) for f in new
     ]
-    if not changes and not new:
-        kinds = sorted({c.kind for c in mine}) or ["no sources"]
+    decision = "pending" if unverifiable else "approved"
+    if not updates and not new:
+        changed = [c for c in mine if c.kind not in ("unchanged", "error")]
+        why = (
+            "Every cited passage still says what the section says (re-anchored in the newest "
+            "snapshots); kept unchanged without a writer call."
+            if changed
+            else "No cited source changed and nothing new was found; kept unchanged without "
+            "a writer call."
+        )
         return SectionProposal(
             **base,
             action="keep",
             new_text=section.body,
-            decision="approved",
+            decision=decision,
             evidence=evidence,
-            rationale=f"Evidence {', '.join(kinds)}: kept unchanged without a writer call.",
+            rationale=why,
         )
+    # A rewritten page whose cited passages are gone still has something to say: its new
+    # text is offered to the writer as evidence for the section.
+    rewritten = [
+        ev
+        for m in dict.fromkeys(u.marker for u in updates if u.outcome == "gone")
+        if by_marker[m].kind != "gone" and (ev := by_marker[m].evidence()) is not None
+    ]
     try:
         draft = call_writer(
             meter,
             "revise",
             writer.name,
             lambda: writer.revise_section(
-                report.query, section.heading, section.body, changes, [f.evidence for f in new]
+                report.query,
+                section.heading,
+                section.body,
+                changes,
+                [f.evidence for f in new] + rewritten,
+                updates,
             ),
         )
     except (WriterFailed, BudgetExceeded) as exc:
         label = "writer failed" if isinstance(exc, WriterFailed) else "budget exhausted"
-        base["flags"] = [*flags, f"{label}: {exc}"]
+        base["flags"] = [*flags, f"needs attention: {label}: {exc}"]
         return SectionProposal(
             **base,
             action="keep",
             new_text=section.body,
-            decision="approved",
+            decision="pending" if updates else "approved",
             evidence=evidence,
-            rationale=f"Kept unchanged: {label}. Its evidence changes are listed for review.",
-        )
-    reasons = []
-    for change in changes:
-        checked = by_marker[change.marker]
-        title = checked.evidence().title if checked.evidence() else checked.source.url
-        try:
-            reasons.append(
-                call_writer(
-                    meter,
-                    "summarise",
-                    writer.name,
-                    lambda title=title, change=change: writer.summarise_change(title, change),
+            rationale=(
+                f"Kept unchanged: {label}. "
+                + (
+                    _explain(updates) + " Edit the section, or approve to keep it as is."
+                    if updates
+                    else "Its new evidence is listed for review."
                 )
-            )
-        except (WriterFailed, BudgetExceeded) as exc:
-            reasons.append(f"{title}: {change.kind} ({'; '.join(change.reasons[:2])}) [{exc}]")
+            ).strip(),
+        )
     flags += draft.notes
+    quotes = list(draft.quotes)
+    left = _still_stale(draft.body, updates)
+    if left and not any(n.startswith("needs attention") for n in draft.notes):
+        flags.append(
+            f"needs attention: {len(left)} sentence(s) still say what their source no longer "
+            "says; edit them before approving"
+        )
+    explanation = _explain(updates)
     if not draft.body.strip():
         return SectionProposal(
             **base,
             action="remove",
             new_text="",
             evidence=evidence,
-            rationale="Every source of this section is gone and nothing new replaces it. "
-            + " ".join(reasons),
+            quotes=quotes,
+            rationale=(
+                "Nothing this section says is still supported by its sources. " + explanation
+            ).strip(),
         )
     if draft.body == section.body:
         return SectionProposal(
             **base,
             action="keep",
             new_text=section.body,
-            decision="approved",
+            decision="pending" if updates else "approved",
             evidence=evidence,
-            rationale="Sources changed but no cited sentence is affected; re-confirmed against "
-            "the newest snapshots. " + " ".join(reasons),
+            quotes=quotes,
+            rationale=(
+                explanation + " The writer changed nothing; edit the section or approve to keep "
+                "it as is."
+                if updates
+                else "Nothing new fits this section; kept unchanged."
+            ).strip(),
         )
-    if draft.body.startswith(section.body):
+    if draft.body.startswith(section.body) and not updates:
         action, why = "extend", f"{len(new)} new source(s) fit this section."
     else:
         action = "revise"
-        why = " ".join(reasons) + (f" Plus {len(new)} new source(s)." if new else "")
+        why = explanation + (f" Plus {len(new)} new source(s)." if new else "")
     return SectionProposal(
-        **base, action=action, new_text=draft.body, evidence=evidence, rationale=why.strip()
+        **base,
+        action=action,
+        new_text=draft.body,
+        evidence=evidence,
+        quotes=quotes,
+        rationale=why.strip(),
     )
 
 
@@ -341,6 +475,7 @@ def _propose_added(
                 old_text=None,
                 new_text=draft.body,
                 evidence=[_found_row(f) for f in orphans if f.evidence.marker in item.markers],
+                quotes=list(draft.quotes),
                 rationale=f"{len(mine)} new source(s) fit no existing section.",
             )
         )

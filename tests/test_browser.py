@@ -34,6 +34,10 @@ if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
 
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
+# Streamlit reruns a whole page per click; on a loaded 2-core machine that can take longer
+# than Playwright's 5 s default, so every expectation waits for its condition up to 30 s.
+expect.set_options(timeout=30_000)
+
 
 def _free_port() -> int:
     with socket.socket() as s:

@@ -379,8 +379,7 @@ def test_page_gone_410_llm_writer_drops_its_citations_and_says_so(env: Env) -> N
     assert checked(result["run_id"], gone)["kind"] == "gone"
     p = citing(proposals(result["run_id"]), gone)
     assert p.action == "revise" and gone not in cited_markers(p.new_text or "")
-    assert "dropped 1 citation of gone sources" in p.flags
-    assert "dropped 1 citation of gone sources" in card_flags(result["run_id"])
+    assert "Vanadium flow batteries" in p.rationale and "no longer exists" in p.rationale
     sections = commit_and_check(env, result["run_id"])
     assert all(gone not in cited_markers(sec.body) for sec in sections)
 
@@ -499,8 +498,9 @@ def llm_fault(env: Env, *steps: Step | str) -> tuple[dict[str, Any], Any]:
 
 
 def writer_failed(p: Any, run_id: int, why: str) -> None:
-    kept_unchanged(p)
-    flag = next(f for f in p.flags if f.startswith("writer failed:"))
+    # kept as it was, but never pre-approved: a sentence in it is no longer true
+    assert p.action == "keep" and p.new_text == p.old_text and p.decision == "pending"
+    flag = next(f for f in p.flags if "writer failed:" in f)
     assert why in flag and flag in card_flags(run_id)
     assert "118 dollars" not in p.new_text
 

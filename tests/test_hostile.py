@@ -232,7 +232,7 @@ def test_page_that_instructs_the_model_changes_only_its_own_section(env: Env) ->
     env.site.pages["/flow"].append(
         html_page(
             "Vanadium flow batteries",
-            "Vanadium flow batteries store energy in liquid electrolyte tanks.",
+            "Vanadium flow batteries store energy in liquid electrolyte tanks of up to 60 MWh.",
             INJECTION,
             "Flow battery projects remain small, the largest now holding 60 MWh.",
         )
@@ -294,6 +294,8 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
 ) -> None:
     from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=30_000)  # conditions, not sleeps: a loaded machine is slow
+
     from tests.fakes.openai_server import FakeOpenAI
     from tests.fakes.tavily_server import FakeTavily
     from tests.test_browser import _serve, open_screen
@@ -306,7 +308,8 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
     escaped = html.escape(PWN_SCRIPT + " " + PWN_IMG)
     hostile = html_page(
         "Lithium iron phosphate storage costs",
-        "Lithium iron phosphate batteries dominate new grid storage projects in the region.",
+        "Lithium iron phosphate batteries dominate new grid storage projects in the region, "
+        f"where the average installed price fell to 118 dollars per kWh {escaped} this quarter.",
         f"The average installed price fell to 118 dollars per kWh {escaped} this quarter.",
     ).replace("</main>", f'{PWN_SCRIPT}<img src=x onerror="window.__pwned=1"></main>')
     site = FaultySite({p: list(v) for p, v in PAGES.items()})
@@ -334,12 +337,10 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
                 if "[1]" in x.body
             ]
             old = sec.body
-        llm.script(
-            Step(
-                "ok",
-                content={"body": f"{old}\n\nModel says {PWN_SCRIPT} {PWN_IMG} {PWN_LINK} [1]."},
-            )
+        obeyed = Step(
+            "ok", content={"body": f"{old}\n\nModel says {PWN_SCRIPT} {PWN_IMG} {PWN_LINK} [1]."}
         )
+        llm.script(obeyed, obeyed)  # the reply, and the same again when asked to repair it
         result = update_report(made["report_id"])
     assert result["status"] == "awaiting_review"
     with session_scope() as s:

@@ -27,13 +27,15 @@ from tests.fakes.website import Page, Website, html_page
 QUESTION = "What do grid batteries cost, and which chemistries are used for grid storage?"
 TAVILY_KEY = "tvly-e2e-0123456789"
 OPENAI_KEY = "sk-e2e-0123456789abcdef"
+# The report quotes the page's first sentence, so the price change reaches it there.
 LFP_V1 = (
     "Lithium iron phosphate batteries dominate new grid storage projects in the region.",
     "The average installed price of lithium iron phosphate storage was 142 dollars per kWh "
     "in the first quarter.",
 )
 LFP_V2 = (
-    "Lithium iron phosphate batteries dominate new grid storage projects in the region.",
+    "Lithium iron phosphate batteries dominate new grid storage projects in the region, "
+    "where their price fell to 118 dollars per kWh after a price war among cell makers.",
     "The average installed price of lithium iron phosphate storage fell to 118 dollars per "
     "kWh in the second quarter, after a price war among cell makers.",
 )

@@ -48,6 +48,23 @@ class EvidenceChange:
 
 
 @dataclass(frozen=True)
+class ClaimUpdate:
+    """A sentence of the section whose supporting passage changed or vanished.
+
+    ``passages`` holds (old passage, new passage or None when gone) for each passage of
+    the cited snapshot the sentence rested on that no longer says the same; the writer
+    must rewrite the sentence so it says what the new passages say (or drop it).
+    """
+
+    sentence: str  # as it stands in the old body, [n] markers included
+    marker: int
+    outcome: str  # edited | gone
+    passages: tuple[tuple[str, str | None], ...] = ()
+    differences: tuple[str, ...] = ()  # "100 MW / 400 MWh → 160 MW / 650 MWh"
+    title: str = ""  # the cited page's title
+
+
+@dataclass(frozen=True)
 class OutlineItem:
     heading: str
     level: int
@@ -61,6 +78,8 @@ class Draft:
     body: str
     markers: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. "writer failed: …"
+    # what each sentence quotes from the source it cites: {sentence, marker, quote}
+    quotes: list[dict[str, object]] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -83,6 +102,11 @@ class Writer(Protocol):
         old_body: str,
         changes: Sequence[EvidenceChange],
         new_evidence: Sequence[Evidence],
-    ) -> Draft: ...
+        claims: Sequence[ClaimUpdate] = (),
+    ) -> Draft:
+        """Revise ``old_body``: every sentence named in ``claims`` is rewritten to say what
+        its new passages say (or dropped when they are gone); every other sentence stays
+        byte-identical; new evidence is added where it fits."""
+        ...
 
     def summarise_change(self, title: str, change: EvidenceChange) -> str: ...

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
+from core.anchors import sentence_key
 from core.changes import header_fields
 from core.report_state import escape_heading_lines
 from core.text import (
@@ -25,14 +26,13 @@ from core.text import (
     markers_in,
     quotable_sentences,
     split_cited_sentences,
-    strip_markers,
     terms,
     tfidf,
 )
-from core.writers.base import Draft, Evidence, EvidenceChange, OutlineItem
+from core.writers.base import ClaimUpdate, Draft, Evidence, EvidenceChange, OutlineItem
+from core.writers.revision import revise_sentence
 
 FACT_FIELDS = ("status", "type", "created", "python-version")
-TIE_MIN = 75  # how closely a sentence must match a changed claim to be tied to it
 _CLAUSE_SPLIT = re.compile(r"[:;?,()]|\b(?:and|or|which|what|how|while|whether)\b", re.I)
 
 
@@ -102,27 +102,38 @@ class OfflineWriter:
         old_body: str,
         changes: Sequence[EvidenceChange],
         new_evidence: Sequence[Evidence],
+        claims: Sequence[ClaimUpdate] = (),
     ) -> Draft:
-        by_marker = {c.marker: c for c in changes}
-        notes: list[str] = []
+        by_sentence: dict[str, list[ClaimUpdate]] = {}
+        for claim in claims:
+            by_sentence.setdefault(sentence_key(claim.sentence), []).append(claim)
         paragraphs: list[str] = []
         for para in old_body.split("\n\n"):
-            if para.lstrip().startswith(("|", "```", "    ", "- ", "* ", "1. ")):
-                paragraphs.append(para)  # tables, code and lists are kept verbatim
+            if para.lstrip().startswith(("```", "    ")):
+                paragraphs.append(para)  # code is kept verbatim
                 continue
-            kept: list[str] = []
-            for sentence in split_cited_sentences(para):
-                revised = _revise_sentence(sentence, by_marker, notes)
-                if revised:
-                    kept.append(revised)
-            if kept:
-                paragraphs.append(" ".join(kept))
+            lines = para.split("\n") if _is_list(para) else [para]
+            kept_lines = []
+            for line in lines:
+                kept: list[str] = []
+                for sentence in split_cited_sentences(line):
+                    updates = by_sentence.get(sentence_key(sentence))
+                    if not updates:
+                        kept.append(sentence)
+                        continue
+                    for revised in revise_sentence(sentence, updates):
+                        if revised not in kept:
+                            kept.append(revised)
+                if kept:
+                    kept_lines.append(" ".join(kept))
+            if kept_lines:
+                paragraphs.append("\n".join(kept_lines) if len(lines) > 1 else kept_lines[0])
         if new_evidence:
             room = max(2, self.sentences_per_section // 2)
             for ev, sentences in self._select(question, heading, new_evidence, room):
                 paragraphs.append(_paragraph(ev, sentences))
         body = escape_heading_lines("\n\n".join(paragraphs))
-        return Draft(body=body, markers=markers_in(body), notes=notes)
+        return Draft(body=body, markers=markers_in(body))
 
     def summarise_change(self, title: str, change: EvidenceChange) -> str:
         if change.kind == "gone":
@@ -203,61 +214,12 @@ def _cite(sentence: str, marker: int) -> str:
     return f"{sentence} [{marker}]"
 
 
-def _revise_sentence(
-    sentence: str, changes: dict[int, EvidenceChange], notes: list[str]
-) -> str | None:
-    """The sentence after its sources' changes: kept, rewritten, de-cited or dropped."""
-    cited = markers_in(sentence)
-    affected = [changes[m] for m in cited if m in changes]
-    if not affected:
-        return sentence
-    text = strip_markers(sentence)
-    for change in affected:
-        if change.kind == "gone" or change.new is None:
-            cited = [m for m in cited if m != change.marker]
-            continue
-        fact = fact_sentence(change.new)
-        if fact is not None and _is_fact(text, change.new):
-            text = fact[:-1] if not text.endswith(".") else fact
-            continue
-        text = _apply_claims(text, change)
-        if text is None:
-            cited = [m for m in cited if m != change.marker]
-            text = strip_markers(sentence)
-            if not cited:
-                return None
-    if not cited:
-        return None
-    suffix = "".join(f" [{m}]" for m in cited)
-    if sentence.rstrip().endswith((".", "!", "?")) and not sentence.rstrip().endswith("]"):
-        return f"{text.rstrip('.!?')}{suffix}."
-    return f"{text}{suffix}"
-
-
-def _is_fact(text: str, ev: Evidence) -> bool:
-    """A header summary of this source (it cites it; its title may have been renamed)."""
-    return " — Status: " in text
-
-
-def _apply_claims(text: str, change: EvidenceChange) -> str | None:
-    """The sentence rewritten for the claim it is tied to; None when that claim was removed.
-
-    A sentence is tied to the changed claim it most resembles (quoted or closely
-    paraphrased); it is then replaced by what the source now says, quoted, so no
-    number or date is ever edited by guesswork.
-    """
-    plain = text.rstrip(".!?")
-    best, best_score = None, 0.0
-    for claim in change.claims:
-        before = clean_inline(claim.before or "").rstrip(".!?")
-        if not before:
-            continue
-        score = max(fuzz.ratio(plain, before), fuzz.token_sort_ratio(plain, before))
-        if score > best_score:
-            best, best_score = claim, score
-    if best is None or best_score < TIE_MIN:
-        return text
-    return clean_inline(best.after) if best.after else None
+def _is_list(para: str) -> bool:
+    return all(
+        line.lstrip().startswith(("- ", "* ", "+ ", "|")) or line[:1].isdigit()
+        for line in para.split("\n")
+        if line.strip()
+    )
 
 
 def _agglomerate(vecs: list[dict[str, float]], k: int) -> list[list[int]]:

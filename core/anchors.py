@@ -1,0 +1,572 @@
+"""Claim anchors: where in a page a cited sentence's support is, and whether it still is.
+
+A cited sentence is a *claim*; its evidence is one or more *passages* of one snapshot
+(a sentence of prose, a header or bullet line, a table row). Each passage is kept as a
+W3C Web Annotation ``TextQuoteSelector`` (``exact`` + ``prefix`` + ``suffix``) with a
+``TextPositionSelector``-style hint (``start``), the way hypothes.is anchors annotations.
+
+- :func:`anchor_claim` finds the passages that support a sentence: a verbatim quote
+  directly; an analyst's paraphrase by weighted token cover (numbers weigh most, then
+  names), one passage per fact when a sentence combines several lines of a page.
+- :func:`locate` re-finds one selector in a newer text: exact quote first (``intact`` at
+  its place or with its context, else ``moved``), then the quote's own context
+  (``prefix`` … ``suffix``), then the most similar passage near the old position, then
+  diff-match-patch's fuzzy ``match_main`` with the position as location hint. A passage
+  found but different is ``edited`` when a figure, date, status or key fact differs and
+  ``reworded`` otherwise; nothing close is ``gone``.
+
+Everything here is pure text: no database, no network.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal
+
+from diff_match_patch import diff_match_patch
+from rapidfuzz import fuzz, process
+
+from core.text import STOP, clean_inline, stem, strip_markers
+
+Outcome = Literal["intact", "moved", "reworded", "edited", "gone"]
+#: outcomes after which the sentence still says what its source says
+HOLDS: frozenset[str] = frozenset({"intact", "moved", "reworded"})
+
+CONTEXT = 32  # characters of prefix / suffix kept with a quote
+MAX_PASSAGES = 4  # at most this many passages support one claim
+SUPPORT_MIN = 0.5  # weighted share of a sentence's words its passages must cover
+EDIT_MIN = 60.0  # fuzz.ratio for a passage to count as an edit of the old one
+QUOTE_MIN = 92.0  # fuzz.ratio for a sentence to count as a quote of one passage
+
+_WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+", re.UNICODE)
+_FIELD = re.compile(r"^\s*(?:[-*+•]\s+)?(?:\*\*)?([A-Za-z][\w ()/&'-]{0,60}?)(?:\*\*)?\s*:\s*(.+)$")
+_UNIT_LINE = re.compile(r"^\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||[A-Za-z][\w -]{0,40}:\s)")
+_MARKUP_ONLY = re.compile(r"^\s*[=\-~^\"'`#*+_.:|<>]*\s*$")
+_SENT_END = re.compile(r"(?<=[.!?])[\"')\]*_`]*\s+(?=[\"'(\[*_`]*[A-Z0-9])")
+_ABBREV = re.compile(
+    r"\b(?:e\.g|i\.e|etc|vs|cf|al|approx|no|fig|mr|mrs|ms|dr|prof|st|jr|sr|inc|ltd|co|corp|"
+    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|vol|pp|[A-Za-z])\.$",
+    re.IGNORECASE,
+)
+
+
+# --------------------------------------------------------------------------- selectors
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A TextQuoteSelector (exact, prefix, suffix) with a position hint (start)."""
+
+    exact: str
+    prefix: str = ""
+    suffix: str = ""
+    start: int = -1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "type": "TextQuoteSelector",
+            "exact": self.exact,
+            "prefix": self.prefix,
+            "suffix": self.suffix,
+            "start": self.start,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Selector:
+        return cls(
+            exact=str(data.get("exact", "")),
+            prefix=str(data.get("prefix", "")),
+            suffix=str(data.get("suffix", "")),
+            start=int(data.get("start", -1)),
+        )
+
+    @classmethod
+    def at(cls, content: str, start: int, end: int) -> Selector:
+        return cls(
+            exact=content[start:end],
+            prefix=content[max(0, start - CONTEXT) : start],
+            suffix=content[end : end + CONTEXT],
+            start=start,
+        )
+
+
+# --------------------------------------------------------------------------- passages
+
+
+@dataclass(frozen=True)
+class Passage:
+    start: int
+    end: int
+    text: str  # the raw slice of the content
+    norm: str  # markup removed, casefolded, spaces collapsed
+    tokens: frozenset[str]
+    field: tuple[str, str] | None  # (label, value) for a "Label: value" line
+
+
+def normalise(text: str) -> str:
+    return " ".join(clean_inline(text).replace("**", "").replace("__", "").split()).casefold()
+
+
+def sentence_key(sentence: str) -> str:
+    """A report sentence compared without its [n] markers, markup or spacing."""
+    return normalise(strip_markers(sentence))
+
+
+def _token(word: str) -> str:
+    if word[0].isdigit():
+        return word.replace(",", "")
+    return stem(word.casefold())
+
+
+def tokens(text: str) -> list[str]:
+    """Comparable words: numbers (thousands separators dropped) and content-word stems."""
+    out = []
+    for w in _WORD.findall(clean_inline(text)):
+        if w[0].isdigit() or (len(w) > 2 and w.casefold() not in STOP):
+            out.append(_token(w))
+    return out
+
+
+def field_of(text: str) -> tuple[str, str] | None:
+    """(label, value) of a declared field line ("- Status: Approved"), else None.
+
+    A label is at most four words; a longer lead-in before a colon is prose."""
+    m = _FIELD.match(text)
+    if not m or len(m.group(2)) > 200 or len(m.group(1).split()) > 4:
+        return None
+    return m.group(1).strip(), m.group(2).strip()
+
+
+def _make(content: str, start: int, end: int) -> Passage | None:
+    while start < end and content[start].isspace():
+        start += 1
+    while end > start and content[end - 1].isspace():
+        end -= 1
+    raw = content[start:end]
+    norm = normalise(raw)
+    if len(norm) < 3 or _MARKUP_ONLY.match(raw):
+        return None
+    return Passage(start, end, raw, norm, frozenset(tokens(raw)), field_of(raw))
+
+
+def _sentences(content: str, start: int, end: int) -> Iterable[tuple[int, int]]:
+    pos = start
+    block = content[start:end]
+    for m in _SENT_END.finditer(block):
+        cut = start + m.start()
+        if _ABBREV.search(content[max(pos, cut - 12) : cut]):
+            continue
+        yield pos, cut
+        pos = start + m.end()
+    yield pos, end
+
+
+@lru_cache(maxsize=512)
+def passages(content: str) -> tuple[Passage, ...]:
+    """The passages of a page in document order, with their offsets in ``content``.
+
+    Lines that stand alone (list items, headings, table rows, ``Label: value`` fields)
+    are one passage each (a list item keeps its indented continuation lines); runs of
+    prose lines are split into sentences.
+    """
+    out: list[Passage] = []
+    block: tuple[int, int] | None = None  # prose lines being gathered
+    unit: tuple[int, int] | None = None  # a list item with its continuation lines
+
+    def flush_block() -> None:
+        nonlocal block
+        if block is not None:
+            for a, b in _sentences(content, *block):
+                p = _make(content, a, b)
+                if p is not None:
+                    out.append(p)
+            block = None
+
+    def flush_unit() -> None:
+        nonlocal unit
+        if unit is not None:
+            p = _make(content, *unit)
+            if p is not None:
+                out.append(p)
+            unit = None
+
+    pos = 0
+    for line in content.split("\n"):
+        start, end = pos, pos + len(line)
+        pos = end + 1
+        if not line.strip() or _MARKUP_ONLY.match(line):
+            flush_block()
+            flush_unit()
+            continue
+        if unit is not None and line[:1] in (" ", "\t") and not _UNIT_LINE.match(line):
+            unit = (unit[0], end)
+            continue
+        if _UNIT_LINE.match(line):
+            flush_block()
+            flush_unit()
+            unit = (start, end)
+            continue
+        flush_unit()
+        block = (block[0], end) if block is not None else (start, end)
+    flush_block()
+    flush_unit()
+    return tuple(out)
+
+
+def passage_at(content: str, index: int) -> Passage | None:
+    for p in passages(content):
+        if p.start <= index < p.end:
+            return p
+        if p.start > index:
+            return p
+    return None
+
+
+# --------------------------------------------------------------------------- anchoring
+
+
+@dataclass
+class Anchoring:
+    """The passages supporting one claim (sentence, one source)."""
+
+    selectors: list[Selector] = field(default_factory=list)
+    score: float = 0.0  # weighted share of the sentence's words the passages cover
+    supported: bool = False
+    missing: list[str] = field(default_factory=list)  # figures of the sentence not found
+
+
+def _weights(sentence: str) -> dict[str, float]:
+    weights: dict[str, float] = {}
+    words = _WORD.findall(clean_inline(sentence))
+    for i, w in enumerate(words):
+        if not (w[0].isdigit() or (len(w) > 2 and w.casefold() not in STOP)):
+            continue
+        t = _token(w)
+        weight = 3.0 if w[0].isdigit() else 2.0 if (w[0].isupper() and i > 0) else 1.0
+        weights[t] = max(weights.get(t, 0.0), weight)
+    return weights
+
+
+def _quote_passages(content: str, quote: str) -> list[Passage]:
+    """The passages holding ``quote`` (verbatim or nearly), or []."""
+    key = normalise(quote)
+    if len(key) < 8:
+        return []
+    found = [p for p in passages(content) if key in p.norm or (len(p.norm) > 12 and p.norm in key)]
+    if found and any(key in p.norm for p in found):
+        return [next(p for p in found if key in p.norm)]
+    if found and sum(len(p.norm) for p in found) >= 0.8 * len(key):
+        return found[:MAX_PASSAGES]
+    best = process.extractOne(
+        key, [p.norm for p in passages(content)], scorer=fuzz.ratio, score_cutoff=QUOTE_MIN
+    )
+    return [passages(content)[best[2]]] if best else []
+
+
+def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Anchoring:
+    """Find the passages of ``content`` that support ``sentence`` (its [n] markers ignored).
+
+    ``quote`` is what the writer says it quoted: used first when it is found in the page.
+    A sentence is supported when its passages cover at least SUPPORT_MIN of its weighted
+    words and every figure in it.
+    """
+    if not content.strip():
+        return Anchoring(missing=["(empty page)"])
+    weights = _weights(sentence)
+    total = sum(weights.values()) or 1.0
+    figures = {t for t in weights if t[0].isdigit()}
+    chosen: list[Passage] = []
+    if quote:
+        chosen = _quote_passages(content, quote)
+    if not chosen:
+        chosen = _quote_passages(content, sentence)
+    if not chosen:
+        chosen = _cover(sentence, weights, content)
+    covered = set().union(*(p.tokens for p in chosen)) if chosen else set()
+    score = sum(w for t, w in weights.items() if t in covered) / total
+    missing = sorted(figures - covered)
+    selectors = [Selector.at(content, p.start, p.end) for p in chosen]
+    return Anchoring(
+        selectors, round(score, 3), bool(chosen) and score >= SUPPORT_MIN and not missing, missing
+    )
+
+
+def _cover(sentence: str, weights: dict[str, float], content: str) -> list[Passage]:
+    """Greedy weighted cover of the sentence's words by passages (one per fact)."""
+    key = normalise(sentence)
+    wanted = set(weights)
+    candidates = [p for p in passages(content) if p.tokens & wanted]
+    chosen: list[Passage] = []
+    covered: set[str] = set()
+    for _ in range(MAX_PASSAGES):
+        best: tuple[float, int, Passage] | None = None
+        for p in candidates:
+            if p in chosen:
+                continue
+            shared = p.tokens & wanted
+            gain = sum(weights[t] for t in shared - covered)
+            if gain < 2.0:
+                continue
+            precision = len(shared) / max(1, len(p.tokens))
+            value_said = p.field is not None and normalise(p.field[1]) in key
+            if precision < 0.3 and not value_said:
+                continue
+            rank = gain * (0.5 + precision) + (2.0 if value_said else 0.0)
+            if best is None or rank > best[0] or (rank == best[0] and p.start < best[2].start):
+                best = (rank, -p.start, p)
+        if best is None:
+            break
+        chosen.append(best[2])
+        covered |= best[2].tokens & wanted
+    # Every figure of the sentence needs a passage that states it.
+    for figure in sorted(t for t in wanted - covered if t[0].isdigit()):
+        holders = [p for p in candidates if figure in p.tokens and p not in chosen]
+        if holders:
+            best_holder = max(holders, key=lambda p: (len(p.tokens & wanted), -p.start))
+            chosen.append(best_holder)
+            covered |= best_holder.tokens & wanted
+    # A declared fact whose value the sentence states ("is in construction" ↔ Status) is
+    # support too, and the passage that flags a change of that status.
+    for p in candidates:
+        if p not in chosen and p.field is not None and len(chosen) < MAX_PASSAGES + 2:
+            value = normalise(p.field[1])
+            if len(value) >= 4 and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", key):
+                chosen.append(p)
+    for p in passages(content):  # status-like values without shared stems
+        if p in chosen or p.field is None or len(chosen) >= MAX_PASSAGES + 2:
+            continue
+        value = normalise(p.field[1])
+        if 4 <= len(value) <= 40 and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", key):
+            chosen.append(p)
+    return sorted(chosen, key=lambda p: p.start)
+
+
+# --------------------------------------------------------------------------- re-anchoring
+
+
+@dataclass
+class Located:
+    """One selector re-found in a newer text."""
+
+    outcome: Outcome
+    selector: Selector | None  # where it is now (None when gone)
+    old: str  # the passage as it was
+    new: str | None  # the passage as it is now
+    differences: list[str] = field(default_factory=list)  # "100 MW → 160 MW" (edited only)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "old": self.old,
+            "new": self.new,
+            "differences": list(self.differences),
+            "selector": self.selector.as_dict() if self.selector else None,
+        }
+
+
+def _context_score(content: str, at: int, sel: Selector) -> int:
+    before = content[max(0, at - len(sel.prefix)) : at]
+    after = content[at + len(sel.exact) : at + len(sel.exact) + len(sel.suffix)]
+    score = 0
+    for a, b in zip(reversed(before), reversed(sel.prefix), strict=False):
+        if a != b:
+            break
+        score += 1
+    for a, b in zip(after, sel.suffix, strict=False):
+        if a != b:
+            break
+        score += 1
+    return score
+
+
+def _find_exact(content: str, sel: Selector) -> tuple[int, bool] | None:
+    """Best occurrence of the exact quote, and whether its context is the old one."""
+    hits = []
+    at = content.find(sel.exact)
+    while at != -1 and len(hits) < 50:
+        hits.append(at)
+        at = content.find(sel.exact, at + 1)
+    if not hits:
+        return None
+    full = len(sel.prefix.strip()) + len(sel.suffix.strip())
+
+    def rank(h: int) -> tuple[int, int]:
+        return (-_context_score(content, h, sel), abs(h - sel.start) if sel.start >= 0 else 0)
+
+    best = min(hits, key=rank)
+    ctx = _context_score(content, best, sel)
+    same_place = (
+        best == sel.start or ctx >= len(sel.prefix) + len(sel.suffix) or (ctx >= full and full > 0)
+    )
+    return best, same_place or (len(hits) == 1 and not full)
+
+
+def _by_context(content: str, sel: Selector) -> Passage | None:
+    """The passage between the old prefix and suffix, when both are still there."""
+    prefix, suffix = sel.prefix.strip(), sel.suffix.strip()
+    if len(prefix) < 12 or len(suffix) < 12:
+        return None
+    best: Passage | None = None
+    at = content.find(prefix)
+    while at != -1:
+        begin = at + len(prefix)
+        stop = content.find(suffix, begin, begin + 4 * len(sel.exact) + 200)
+        if stop != -1:
+            p = _make(content, begin, stop)
+            if p is not None and (
+                best is None or abs(p.start - sel.start) < abs(best.start - sel.start)
+            ):
+                best = p
+        at = content.find(prefix, at + 1)
+    return best
+
+
+def _similar(content: str, sel: Selector) -> Passage | None:
+    key = normalise(sel.exact)
+    pool = passages(content)
+    scored = process.extract(
+        key, [p.norm for p in pool], scorer=fuzz.ratio, score_cutoff=EDIT_MIN, limit=5
+    )
+    if not scored:
+        return None
+    top = scored[0][1]
+    near = [pool[i] for _, s, i in scored if s >= top - 3]
+    return min(near, key=lambda p: abs(p.start - sel.start) if sel.start >= 0 else 0)
+
+
+def _fuzzy_match(content: str, sel: Selector) -> Passage | None:
+    """diff-match-patch's match_main with the old position as the location hint."""
+    pattern = sel.exact.strip()[:64]
+    if len(pattern) < 8 or not content:
+        return None
+    dmp = diff_match_patch()
+    dmp.Match_Threshold = 0.35
+    dmp.Match_Distance = 5000
+    loc = min(max(sel.start, 0), len(content))
+    try:
+        at = dmp.match_main(content, pattern, loc)
+    except ValueError:
+        return None
+    if at < 0:
+        return None
+    p = passage_at(content, at)
+    if p is None or fuzz.ratio(normalise(sel.exact), p.norm) < EDIT_MIN - 10:
+        return None
+    return p
+
+
+def locate(sel: Selector, content: str) -> Located:
+    """Where ``sel`` is in ``content`` now, and how its passage changed."""
+    found = _find_exact(content, sel) if sel.exact else None
+    if found is not None:
+        at, same = found
+        now = Selector.at(content, at, at + len(sel.exact))
+        return Located("intact" if same else "moved", now, sel.exact, sel.exact)
+    passage = (
+        _by_context(content, sel) or _similar(content, sel) or _fuzzy_match(content, sel)
+        if content
+        else None
+    )
+    if passage is None:
+        return Located("gone", None, sel.exact, None)
+    now = Selector.at(content, passage.start, passage.end)
+    differences = passage_differences(sel.exact, passage.text)
+    outcome: Outcome = "edited" if differences else "reworded"
+    return Located(outcome, now, sel.exact, passage.text, differences)
+
+
+# --------------------------------------------------------------------------- differences
+
+_DIFF_TOKEN = re.compile(r"[$€£¥]?\w+(?:[.,/:]\w+)*%?|[^\w\s]")
+_URLISH = re.compile(r"(?:https?://|www\.)\S+|\]\([^)]*\)")
+_STATUS_WORDS = frozenset(
+    """proposed draft accepted approved final rejected withdrawn deferred superseded
+    deprecated active provisional implemented implementable operational cancelled
+    canceled suspended pending planned completed complete released retired obsolete
+    construction development review returned postponed paused halted terminated
+    expired revoked repealed adopted enacted effective signed vetoed awaiting""".split()
+)
+STATUS_STEMS = frozenset(stem(w) for w in _STATUS_WORDS)
+_NEGATION = frozenset({"not", "no", "never", "without", "cannot", "nor"})
+
+
+def _is_figure(token: str) -> bool:
+    return any(c.isdigit() for c in token)
+
+
+def _material(words: Iterable[str]) -> bool:
+    for w in words:
+        lw = w.casefold()
+        if _is_figure(w) or lw in _NEGATION or lw in _STATUS_WORDS or stem(lw) in STATUS_STEMS:
+            return True
+    return False
+
+
+def _runs(pairs: list[tuple[str, str]]) -> list[str]:
+    return [f"{a} → {b}" for a, b in pairs]
+
+
+def passage_differences(old: str, new: str) -> list[str]:
+    """Material differences between two versions of a passage, in reading order.
+
+    A declared field ("Status: Proposed" → "Status: Approved") differs when its value
+    does. Otherwise the two passages are aligned on their wording with every figure
+    masked, so figures are paired by position ("$142 → $134", "Q4 2025 → Q1 2026"), never
+    as sets; replaced word runs count when they hold a figure, a status word or a negation.
+    Link targets and URLs are not content.
+    """
+    a = _URLISH.sub(" ", clean_inline(old))
+    b = _URLISH.sub(" ", clean_inline(new))
+    fa, fb = field_of(a), field_of(b)
+    if fa and fb:
+        va, vb = _strip_markup(fa[1]), _strip_markup(fb[1])
+        if _canon_value(va) == _canon_value(vb):
+            return []
+        if normalise(fa[0]) == normalise(fb[0]):
+            return [f"{fa[0]}: {va} → {vb}"]
+        return [f"{fa[0]}: {va} → {fb[0]}: {vb}"]
+    ta, tb = _DIFF_TOKEN.findall(a), _DIFF_TOKEN.findall(b)
+    mask_a = ["#" if _is_figure(t) else t.casefold() for t in ta]
+    mask_b = ["#" if _is_figure(t) else t.casefold() for t in tb]
+    matcher = difflib.SequenceMatcher(None, mask_a, mask_b, autojunk=False)
+    pairs: list[tuple[str, str]] = []
+    run: list[tuple[str, str]] = []  # consecutive differing figures of one aligned stretch
+
+    def close_run() -> None:
+        if any(_canon_value(x) != _canon_value(y) for x, y in run):
+            pairs.append((" ".join(x for x, _ in run), " ".join(y for _, y in run)))
+        run.clear()
+
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for x, y in zip(ta[i1:i2], tb[j1:j2], strict=True):
+                if _is_figure(x):
+                    run.append((x, y))  # a run of adjacent figures: "Q4 2025"
+                else:
+                    close_run()
+            close_run()
+            continue
+        close_run()
+        gone_words, new_words = ta[i1:i2], tb[j1:j2]
+        if not (_material(gone_words) or _material(new_words)):
+            continue
+        pairs.append((" ".join(gone_words) or "(none)", " ".join(new_words) or "(none)"))
+    close_run()
+    return _runs(pairs)
+
+
+def _strip_markup(value: str) -> str:
+    return " ".join(value.replace("**", "").replace("__", "").replace("`", "").split()).strip()
+
+
+def _canon_value(value: str) -> str:
+    v = normalise(value).strip(" .;,")
+    return re.sub(r"(\d+)\.0\b", r"\1", v)
+
+
+def holds(outcomes: Sequence[Located]) -> bool:
+    return all(o.outcome in HOLDS for o in outcomes)

@@ -1,0 +1,344 @@
+"""Claims: every cited sentence of a version, anchored to the passages that support it.
+
+A claim is one (sentence, marker) pair of a section body. When a version is committed,
+each claim records the snapshot it cites and the passages of that snapshot that support
+it (:mod:`core.anchors`). An update re-checks the claims of every source whose text
+changed: a claim whose passages still hold moves to the newer snapshot; one whose passage
+was edited or is gone must be revised, and if it is not (a rejected revision, a writer
+that failed) it is committed as *stale*, still citing the older snapshot — never re-dated
+to a snapshot that contradicts it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from core.anchors import HOLDS, Located, Selector, anchor_claim, locate, sentence_key
+from core.models import Claim, Section, Snapshot
+from core.report_state import cited_markers
+from core.text import split_cited_sentences, strip_markers
+
+#: worst first: the outcome of a claim is the worst of its passages'
+_SEVERITY = {"gone": 4, "edited": 3, "reworded": 2, "moved": 1, "intact": 0}
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_LIST_OR_TABLE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")
+
+
+@dataclass
+class ClaimPlan:
+    """A claim as it is (or will be) committed."""
+
+    position: int
+    sentence: str
+    marker: int
+    snapshot_id: int | None
+    selectors: list[dict[str, Any]] = field(default_factory=list)
+    state: str = "supported"
+    score: float = 0.0
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "sentence": self.sentence,
+            "marker": self.marker,
+            "snapshot_id": self.snapshot_id,
+            "selectors": self.selectors,
+            "state": self.state,
+            "score": self.score,
+            "detail": self.detail,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClaimPlan:
+        return cls(
+            position=int(data["position"]),
+            sentence=str(data["sentence"]),
+            marker=int(data["marker"]),
+            snapshot_id=data.get("snapshot_id"),
+            selectors=list(data.get("selectors") or []),
+            state=str(data.get("state", "supported")),
+            score=float(data.get("score") or 0.0),
+            detail=dict(data.get("detail") or {}),
+        )
+
+
+# --------------------------------------------------------------------------- sentences
+
+
+def cited_sentences(body: str) -> list[tuple[int, str, list[int]]]:
+    """(position, sentence, markers) for each sentence of ``body`` that cites something.
+
+    Paragraphs are split into sentences; list items and table rows are one unit each;
+    code blocks are not claims.
+    """
+    out: list[tuple[int, str, list[int]]] = []
+    fenced = False
+    units: list[str] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            units.extend(split_cited_sentences(" ".join(paragraph)))
+            paragraph.clear()
+
+    for line in body.split("\n"):
+        if _FENCE.match(line):
+            flush()
+            fenced = not fenced
+            continue
+        if fenced or line.startswith("    ") or line.lstrip().startswith("#"):
+            flush()
+            continue
+        if not line.strip():
+            flush()
+        elif _LIST_OR_TABLE.match(line):
+            flush()
+            units.extend(split_cited_sentences(line.strip()))
+        else:
+            paragraph.append(line.strip())
+    flush()
+    for position, unit in enumerate(units):
+        markers = cited_markers(unit)
+        if markers:
+            out.append((position, unit, markers))
+    return out
+
+
+# --------------------------------------------------------------------------- anchoring
+
+
+def anchor(
+    position: int, sentence: str, marker: int, snap: Snapshot | None, quote: str | None = None
+) -> ClaimPlan:
+    """Anchor one claim in the snapshot it cites."""
+    if snap is None or snap.content is None:
+        return ClaimPlan(position, sentence, marker, snap.id if snap else None, [], "unresolved")
+    found = anchor_claim(strip_markers(sentence), snap.content, quote)
+    detail: dict[str, Any] = {}
+    if found.missing:
+        detail["missing"] = found.missing
+    if quote and not found.selectors:
+        detail["quote_not_found"] = quote[:300]
+    return ClaimPlan(
+        position,
+        sentence,
+        marker,
+        snap.id,
+        [s.as_dict() for s in found.selectors],
+        "supported" if found.supported else "unsupported",
+        found.score,
+        detail,
+    )
+
+
+def quote_map(quotes: Iterable[Mapping[str, Any]]) -> dict[tuple[str, int], str]:
+    return {
+        (sentence_key(str(q.get("sentence", ""))), int(q.get("marker", 0))): str(q["quote"])
+        for q in quotes
+        if q.get("quote")
+    }
+
+
+def anchor_body(
+    body: str,
+    snapshots: Mapping[int, Snapshot],
+    quotes: Iterable[Mapping[str, Any]] = (),
+) -> list[ClaimPlan]:
+    """Anchor every claim of ``body`` in the snapshots its markers resolve to."""
+    hints = quote_map(quotes)
+    plans = []
+    for position, sentence, markers in cited_sentences(body):
+        for marker in markers:
+            if marker not in snapshots:
+                continue  # a bare [n] with no reference: stays text, as parsed
+            hint = hints.get((sentence_key(sentence), marker))
+            plans.append(anchor(position, sentence, marker, snapshots[marker], hint))
+    return plans
+
+
+def stored_claims(session: Session, section_id: int) -> list[ClaimPlan]:
+    rows = session.exec(
+        select(Claim).where(Claim.section_id == section_id).order_by(col(Claim.position))
+    ).all()
+    return [
+        ClaimPlan(
+            r.position,
+            r.sentence,
+            r.marker,
+            r.snapshot_id,
+            list(r.selectors or []),
+            r.state,
+            r.score,
+            dict(r.detail or {}),
+        )
+        for r in rows
+    ]
+
+
+def claims_of(session: Session, section: Section, cited: Mapping[int, Snapshot]) -> list[ClaimPlan]:
+    """The claims of a committed section; anchored now if the version predates claims."""
+    plans = stored_claims(session, section.id)
+    if plans or not cited_markers(section.body):
+        return plans
+    return anchor_body(section.body, cited)
+
+
+def write_claims(session: Session, section_id: int, plans: Sequence[ClaimPlan]) -> None:
+    for p in plans:
+        session.add(
+            Claim(
+                section_id=section_id,
+                position=p.position,
+                sentence=p.sentence,
+                marker=p.marker,
+                snapshot_id=p.snapshot_id,
+                selectors=p.selectors,
+                state=p.state,
+                score=p.score,
+                detail=p.detail,
+            )
+        )
+
+
+# --------------------------------------------------------------------------- re-checking
+
+
+def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any]:
+    """Re-check one claim against its source's newest snapshot.
+
+    ``kind`` is how the source changed (unchanged / minor / material / changed / gone /
+    new / error). Returns the check as stored on the proposal: the claim, its outcome
+    (intact, moved, reworded, edited, gone; ``unchecked`` when the source could not be
+    reached; ``anchored`` / ``unsupported`` for a first look at an imported citation) and,
+    per passage, old → new with the differing figures, dates and statuses.
+    """
+    row: dict[str, Any] = {**plan.as_dict(), "old_snapshot_id": plan.snapshot_id}
+    if kind == "error":
+        return {**row, "outcome": "unchecked", "new_snapshot_id": plan.snapshot_id, "passages": []}
+    if kind == "gone" or current is None or current.content is None:
+        if kind != "gone" and (current is None or current.id == plan.snapshot_id):
+            return {
+                **row,
+                "outcome": "unchecked",
+                "new_snapshot_id": plan.snapshot_id,
+                "passages": [],
+            }
+        passages = [
+            {"old": s.get("exact", ""), "new": None, "differences": []} for s in plan.selectors
+        ]
+        return {**row, "outcome": "gone", "new_snapshot_id": None, "passages": passages}
+    if kind == "unchanged" or current.id == plan.snapshot_id:
+        return {**row, "outcome": "intact", "new_snapshot_id": plan.snapshot_id, "passages": []}
+    if not plan.selectors:  # never anchored (imported, or no support found): look now
+        fresh = anchor(plan.position, plan.sentence, plan.marker, current)
+        outcome = "anchored" if fresh.state == "supported" else "unsupported"
+        return {
+            **row,
+            "outcome": outcome,
+            "new_snapshot_id": current.id,
+            "new_selectors": fresh.selectors,
+            "new_state": fresh.state,
+            "score": fresh.score,
+            "passages": [],
+            "detail": fresh.detail,
+        }
+    located: list[Located] = [
+        locate(Selector.from_dict(s), current.content) for s in plan.selectors
+    ]
+    outcome = max((loc.outcome for loc in located), key=lambda o: _SEVERITY[o])
+    return {
+        **row,
+        "outcome": outcome,
+        "new_snapshot_id": current.id,
+        "new_selectors": [loc.selector.as_dict() for loc in located if loc.selector],
+        "passages": [
+            {"old": loc.old, "new": loc.new, "differences": loc.differences, "outcome": loc.outcome}
+            for loc in located
+            if loc.outcome not in ("intact", "moved")
+        ],
+    }
+
+
+def needs_revision(checked: dict[str, Any]) -> bool:
+    return checked.get("outcome") in ("edited", "gone")
+
+
+def carried(checked: Mapping[str, Any], position: int, sentence: str) -> ClaimPlan:
+    """The committed claim for a sentence kept as it was, after its check."""
+    outcome = checked.get("outcome")
+    base = ClaimPlan.from_dict(checked)
+    base.position, base.sentence = position, sentence
+    if outcome in HOLDS:
+        base.snapshot_id = checked.get("new_snapshot_id")
+        base.selectors = list(checked.get("new_selectors") or base.selectors)
+        base.state = "supported"
+        base.detail = {}
+    elif outcome in ("anchored", "unsupported"):
+        base.snapshot_id = checked.get("new_snapshot_id")
+        base.selectors = list(checked.get("new_selectors") or [])
+        base.state = str(checked.get("new_state", "unsupported"))
+    elif outcome in ("edited", "gone"):
+        base.state = "stale"  # cites the older snapshot, which still says it
+        base.detail = {"outcome": outcome, "passages": checked.get("passages", [])}
+    return base
+
+
+def plan_commit(
+    body: str,
+    checks: Sequence[Mapping[str, Any]],
+    newest: Mapping[int, Snapshot],
+    quotes: Iterable[Mapping[str, Any]] = (),
+) -> list[ClaimPlan]:
+    """The claims to commit for a section body.
+
+    A sentence the update left as it was keeps its checked claim (moved to the newer
+    snapshot if its passages hold, stale otherwise); a new or rewritten sentence is
+    anchored in the newest snapshot of each source it cites.
+    """
+    by_key: dict[tuple[str, int], Mapping[str, Any]] = {}
+    for c in checks:
+        by_key.setdefault((sentence_key(str(c["sentence"])), int(c["marker"])), c)
+    hints = quote_map(quotes)
+    plans: list[ClaimPlan] = []
+    for position, sentence, markers in cited_sentences(body):
+        key = sentence_key(sentence)
+        for marker in markers:
+            old = by_key.get((key, marker))
+            if old is not None:
+                plans.append(carried(old, position, sentence))
+            elif marker in newest:
+                hint = hints.get((key, marker))
+                plans.append(anchor(position, sentence, marker, newest[marker], hint))
+    return plans
+
+
+def citation_snapshots(plans: Sequence[ClaimPlan], newest: Mapping[int, int]) -> dict[int, int]:
+    """marker → the snapshot a section's citation points at: the one its claims cite
+    (the oldest, when a stale claim still cites an older one), else the newest."""
+    out = dict(newest)
+    by_marker: dict[int, list[int]] = {}
+    for p in plans:
+        if p.snapshot_id is not None:
+            by_marker.setdefault(p.marker, []).append(p.snapshot_id)
+    for marker, ids in by_marker.items():
+        out[marker] = min(ids)
+    return out
+
+
+def stale_count(plans: Iterable[ClaimPlan]) -> int:
+    return sum(1 for p in plans if p.state == "stale")
+
+
+def claim_counts(states: Iterable[str]) -> dict[str, int]:
+    """How many claims are in each state (and in all), from their states."""
+    counts = dict.fromkeys(("claims", "supported", "unsupported", "unresolved", "stale"), 0)
+    for state in states:
+        counts["claims"] += 1
+        counts[state] = counts.get(state, 0) + 1
+    return counts

@@ -1,0 +1,211 @@
+"""Revising one cited sentence whose supporting passages changed, without a model.
+
+The sentence keeps its own words wherever the change can be carried over exactly:
+
+- a declared field ("Capacity: 100 MW / 400 MWh" → "160 MW / 650 MWh") whose old value
+  the sentence states is replaced by the new value;
+- a prose passage the sentence paraphrases is aligned with the sentence word by word;
+  the stretch they share is replaced by the new passage's stretch, so the sentence's own
+  subject stays ("The Tessaly Storage Price Index … stood at $134/kWh", not "The index
+  stood at").
+
+The result must state every new figure and status of the changed passages and none of
+the old ones; otherwise the sentence is replaced by what the source now says, quoted
+(fields as "Title — Field: value"). A sentence whose passages are all gone is dropped
+(or loses only that citation when another source still backs it).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from core.anchors import STATUS_STEMS, field_of, normalise, passages
+from core.report_state import cited_markers
+from core.text import clean_inline, stem, strip_markers
+from core.writers.base import ClaimUpdate
+
+_TOKEN = re.compile(r"[$€£¥]?\w+(?:[.,/]\w+)*%?")
+
+
+def _material_tokens(text: str) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for m in _TOKEN.finditer(clean_inline(text)):
+        word = m.group(0)
+        low = word.casefold().lstrip("$€£¥").rstrip("%")
+        if any(c.isdigit() for c in word):
+            out[low.replace(",", "")] += 1
+        elif stem(low) in STATUS_STEMS or low in ("not", "no", "never"):
+            out[stem(low)] += 1
+    return out
+
+
+def _states(text: str, old: str, new: str, original: str | None = None) -> bool:
+    """Does ``text`` say the new passage's figures and statuses and none of the old ones?
+
+    A figure of the old passage may stay as often as the new passage also has it, plus as
+    often as the ``original`` sentence had it beyond what the old passage explains.
+    """
+    before, after = _material_tokens(old), _material_tokens(new)
+    added, removed = after - before, before - after
+    if not added and not removed:
+        return False
+    have = _material_tokens(text)
+    had = _material_tokens(original if original is not None else text)
+    if not all(have[t] >= n for t, n in added.items()):
+        return False
+    return all(have[t] <= after[t] + max(0, had[t] - before[t]) for t in removed)
+
+
+def _has_figure(text: str) -> bool:
+    return any(c.isdigit() for c in text)
+
+
+def _article(text: str, at: int, word: str) -> str:
+    """Fix "a"/"an" just before position ``at`` for the word that now follows it."""
+    m = re.search(r"\b([Aa])(n?)\s+$", text[:at])
+    if not m:
+        return text
+    wanted = "n" if word[:1].casefold() in "aeiou" else ""
+    return text[: m.start(2)] + wanted + text[m.end(2) :]
+
+
+def _substitute_field(text: str, old: tuple[str, str], new: tuple[str, str]) -> str | None:
+    if normalise(old[0]) != normalise(new[0]):
+        return None  # a renamed field ("Expected operation" → "Operation") changes meaning
+    before = clean_inline(old[1]).replace("**", "").strip(" .")
+    after = clean_inline(new[1]).replace("**", "").strip(" .")
+    if not before or not after:
+        return None
+    m = re.search(rf"(?<!\w){re.escape(before)}(?!\w)", text, re.IGNORECASE)
+    if not m:
+        return None
+    labelled = re.search(rf"{re.escape(old[0])}\W{{0,4}}$", text[: m.start()], re.IGNORECASE)
+    if _material_tokens(before) != Counter() and not labelled and not _has_figure(before):
+        # A status in prose ("a proposed project awaiting a decision") carries meaning the
+        # rest of the sentence leans on; only a figure is safe to swap in place.
+        return None
+    found = m.group(0)
+    if found[:1].islower() and not after[:2].isupper():
+        after = after[:1].lower() + after[1:]
+    out = text[: m.start()] + after + text[m.end() :]
+    return _article(out, m.start(), after)
+
+
+def _project(text: str, old: str, new: str) -> str | None:
+    """Replace the stretch ``text`` shares with ``old`` by the matching stretch of ``new``."""
+    s_tok = list(_TOKEN.finditer(text))
+    o_tok = list(_TOKEN.finditer(old))
+    n_tok = list(_TOKEN.finditer(new))
+    if not s_tok or not o_tok or not n_tok:
+        return None
+    s_words = [m.group(0).casefold() for m in s_tok]
+    o_words = [m.group(0).casefold() for m in o_tok]
+    n_words = [m.group(0).casefold() for m in n_tok]
+    blocks = [
+        b
+        for b in difflib.SequenceMatcher(
+            None, s_words, o_words, autojunk=False
+        ).get_matching_blocks()
+        if b.size >= 2 or (b.size == 1 and any(c.isdigit() for c in s_words[b.a]))
+    ]
+    if not blocks:
+        return None
+    s_lo, s_hi = blocks[0].a, blocks[-1].a + blocks[-1].size
+    o_lo, o_hi = blocks[0].b, blocks[-1].b + blocks[-1].size
+    ops = difflib.SequenceMatcher(None, o_words, n_words, autojunk=False).get_opcodes()
+
+    def to_new(i: int) -> int:
+        for tag, i1, i2, j1, _j2 in ops:
+            if i1 <= i < i2:
+                return j1 + (i - i1) if tag == "equal" else j1
+        return len(n_words)
+
+    n_lo = 0 if (o_lo == 0 or s_lo == 0) else to_new(o_lo)
+    n_hi = len(n_words) if (o_hi == len(o_words) or s_hi == len(s_words)) else to_new(o_hi)
+    if n_hi <= n_lo:
+        return None
+    a = 0 if s_lo == 0 else s_tok[s_lo].start()
+    b = len(text) if s_hi == len(s_words) else s_tok[s_hi - 1].end()
+    c = 0 if n_lo == 0 else n_tok[n_lo].start()
+    d = len(new) if n_hi == len(n_words) else n_tok[n_hi - 1].end()
+    middle = new[c:d].strip()
+    if a > 0 and middle[:1].isupper() and not middle[1:2].isupper():
+        middle = middle[:1].lower() + middle[1:]
+    return (text[:a] + middle + text[b:]).strip()
+
+
+def _substitute(text: str, old: str, new: str) -> str | None:
+    old_clean, new_clean = clean_inline(old), clean_inline(new)
+    fo, fn = field_of(old_clean), field_of(new_clean)
+    if fo and fn:
+        out = _substitute_field(text, fo, fn)
+    else:
+        out = _project(text, old_clean.rstrip(".!?"), new_clean.rstrip(".!?"))
+    if out is None or out == text or not _states(out, old, new, text):
+        return None
+    return out
+
+
+def _cite(text: str, markers: Sequence[int]) -> str:
+    text = text.strip().rstrip(".!?;:, ")
+    return f"{text} {''.join(f'[{m}]' for m in markers)}.".replace("] [", "][")
+
+
+def _quoted(update: ClaimUpdate) -> list[str]:
+    """What the source now says in place of the changed passages, as cited sentences."""
+    title = clean_inline(update.title).strip(" .") or "The source"
+    fields: list[str] = []
+    prose: list[str] = []
+    for _old, new in update.passages:
+        if new is None:
+            continue
+        for p in passages(new):
+            text = clean_inline(p.text).lstrip("-*+• ").strip()
+            field = field_of(text)
+            if field is not None:
+                fields.append(f"{field[0]}: {field[1].replace('**', '').strip(' .')}")
+            elif len(text) >= 20 and text not in prose:
+                prose.append(text)
+    out = []
+    if fields:
+        out.append(_cite(f"{title} — {'; '.join(dict.fromkeys(fields))}", [update.marker]))
+    out.extend(_cite(p, [update.marker]) for p in prose)
+    return out
+
+
+def revise_sentence(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
+    """The sentences that replace ``sentence`` (cited), [] to drop it."""
+    markers = cited_markers(sentence)
+    text = strip_markers(sentence).rstrip(".!?")
+    gone = {
+        u.marker
+        for u in updates
+        if u.outcome == "gone" and all(new is None for _old, new in u.passages)
+    }
+    failed: list[ClaimUpdate] = []
+    for update in updates:
+        if update.marker in gone:
+            continue
+        for old, new in update.passages:
+            if new is None:
+                failed.append(update)
+                break
+            if _states(text, old, new):
+                continue  # another passage's substitution already said it
+            result = _substitute(text, old, new)
+            if result is None:
+                failed.append(update)
+                break
+            text = result
+    if failed:
+        out: list[str] = []
+        for update in dict.fromkeys(failed):
+            out.extend(s for s in _quoted(update) if s not in out)
+        return out
+    remaining = [m for m in markers if m not in gone]
+    if not remaining:
+        return []
+    return [_cite(text, remaining)]

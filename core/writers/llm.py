@@ -7,6 +7,13 @@ are validated with pydantic and checked (citations, headings, emptiness); an unu
 reply gets one repair round, then the writer raises WriterFailed and the engine keeps
 that section as it was.
 
+Sections come back with a quote per cited sentence and source (``SectionText.quotes``);
+each quote is checked against the text of the source the model was given, and only the
+quotes found there reach ``Draft.quotes`` (the engine anchors claims with them). A
+revision gets the claims whose passages changed (``ClaimUpdate``) as ``<claim>`` blocks;
+a reply that still states one of those sentences unchanged gets one repair round, and if
+the repair does no better the draft is returned with a "needs attention" note.
+
 Every HTTP call is recorded with ``core.costs.record`` (tokens from ``usage``, cached
 tokens, $ from the price table) under the engine's current stage, and logged with its
 prompt ``name@version`` to the workspace's ``logs/llm_calls.jsonl`` (see CALL_LOG).
@@ -32,16 +39,21 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import openai
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
+from rapidfuzz import fuzz, process
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
 from core import costs
+from core.anchors import sentence_key
+from core.claims import cited_sentences
 from core.errors import EvergreenError
 from core.report_state import cited_markers, escape_heading_lines
+from core.text import clean_inline
 from core.validation import strip_controls
 from core.writers.base import (
     BudgetExceeded,
+    ClaimUpdate,
     Draft,
     Evidence,
     EvidenceChange,
@@ -71,8 +83,30 @@ class OutlinePlan(BaseModel):
     sections: list[OutlineSection]
 
 
+class SentenceQuote(BaseModel):
+    sentence: str  # the sentence as written in the body, [n] markers included
+    source_id: int
+    quote: str  # verbatim text of that source supporting the sentence
+
+
 class SectionText(BaseModel):
     body: str
+    # default_factory keeps "default" out of the JSON schema (strict mode rejects it)
+    quotes: list[SentenceQuote] = Field(default_factory=list)
+
+    @field_validator("quotes", mode="before")
+    @classmethod
+    def _usable_quotes(cls, value: Any) -> list[Any]:
+        """Quotes are optional: a reply without them, or with a garbled one, still parses."""
+        if not isinstance(value, list):
+            return []
+        out: list[Any] = []
+        for item in value:
+            try:
+                out.append(SentenceQuote.model_validate(item))
+            except ValidationError:
+                continue
+        return out
 
 
 class ChangeSummary(BaseModel):
@@ -96,8 +130,22 @@ RACE_DIMENSIONS = tuple(RaceScores.model_fields)
 JUDGE_REPORT_CHARS = 24_000  # each report is cut to this before judging
 
 
+QUOTE_MATCH = 90.0  # fuzz.partial_ratio of a quote within its source to count as found
+QUOTE_MIN_CHARS = 8  # a shorter quote proves nothing
+SENTENCE_MATCH = 85.0  # fuzz.ratio for a quote's sentence to name a sentence of the body
+
+
 class _Invalid(Exception):
     """A reply that parsed but cannot be used; its message goes into the repair prompt."""
+
+
+class _Flawed(_Invalid):
+    """A reply that can be used but has a flaw worth one repair round; ``result`` is
+    returned when the repair does no better."""
+
+    def __init__(self, problem: str, result: Any) -> None:
+        super().__init__(problem)
+        self.result = result
 
 
 @dataclass
@@ -122,6 +170,7 @@ class CallRecord:
 _CITE = re.compile(r"([ \t]?)(?<![\\!])\[(\d{1,6}(?:\s*[-–,;]\s*\d{1,6})*)\](?!\()")
 _MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")  # any scheme, images
 _LEADING_HEADING = re.compile(r"\A\s*#{1,6}[ \t]+([^\n]*)\n+")
+_TAG = re.compile(r"<(/?)(source|current_section|claim)", re.I)  # the prompts' delimiters
 
 
 def _ids(group: str) -> list[int]:
@@ -171,14 +220,13 @@ def quote_source(ev: Evidence, limit: int) -> str:
     if len(content) > limit:
         content = content[:limit].rsplit(" ", 1)[0] + " […]"
     # Nothing inside may close (or open) the delimiter.
-    content = re.sub(r"<(/?)(source|current_section)", r"&lt;\1\2", content, flags=re.I)
+    content = _TAG.sub(r"&lt;\1\2", content)
     title = " ".join((ev.title or ev.url).split()).replace("<", "&lt;")
     return f'<source id="{ev.marker}">\ntitle: {title}\nurl: {ev.url}\n---\n{content}\n</source>'
 
 
 def _one_line(text: str | None, limit: int = 400) -> str:
-    flat = " ".join((text or "").split())
-    flat = re.sub(r"<(/?)(source|current_section)", r"&lt;\1\2", flat, flags=re.I)
+    flat = _TAG.sub(r"&lt;\1\2", " ".join((text or "").split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -322,10 +370,12 @@ class LlmWriter:
         if not docs:
             return Draft(body="")
         allowed = {e.marker for e in docs}
+        texts = {e.marker: e.content for e in docs}
         notes: list[str] = []
 
         def check(out: SectionText) -> Draft:
-            return self._draft(out.body, heading, allowed, set(), notes, require_cite=True)
+            draft = self._draft(out.body, heading, allowed, set(), notes, require_cite=True)
+            return _with_quotes(draft, out.quotes, texts)
 
         return self._ask(
             "write_section",
@@ -345,22 +395,46 @@ class LlmWriter:
         old_body: str,
         changes: Sequence[EvidenceChange],
         new_evidence: Sequence[Evidence],
+        claims: Sequence[ClaimUpdate] = (),
     ) -> Draft:
         gone = {c.marker for c in changes if c.kind == "gone" or c.new is None}
         current = [c.new for c in changes if c.new is not None] + list(new_evidence)
         allowed = (set(cited_markers(old_body)) | {e.marker for e in current}) - gone
-        may_empty = not current and set(cited_markers(old_body)) <= gone
+        texts = {e.marker: e.content for e in current}
+        # markers each old sentence loses because every passage it rested on is gone
+        lost: dict[str, set[int]] = {}
+        for u in claims:
+            if _all_gone(u):
+                lost.setdefault(sentence_key(u.sentence), set()).add(u.marker)
+        may_empty = (not current and set(cited_markers(old_body)) <= gone) or (
+            bool(claims)
+            and not new_evidence
+            and all(
+                set(markers) <= gone | lost.get(sentence_key(sentence), set())
+                for _pos, sentence, markers in cited_sentences(old_body)
+            )
+        )
         notes: list[str] = []
 
         def check(out: SectionText) -> Draft:
             if not out.body.strip():
                 if may_empty:
-                    return Draft(body="", markers=[], notes=notes)
+                    return Draft(body="", markers=[], notes=[])
                 raise _Invalid(
                     "the section text is empty; return the whole section, unchanged where "
                     "nothing affects it"
                 )
-            return self._draft(out.body, heading, allowed, gone, notes, require_cite=False)
+            draft = self._draft(out.body, heading, allowed, gone, notes, require_cite=False)
+            draft = _with_quotes(draft, out.quotes, texts)
+            stale = _still_stated(draft.body, claims)
+            if stale:
+                count = len({sentence_key(u.sentence) for u in stale})
+                draft.notes.append(
+                    f"needs attention: {count} sentence(s) still state what the source no "
+                    "longer says"
+                )
+                raise _Flawed(_stale_problem(stale), draft)
+            return draft
 
         return self._ask(
             "revise_section",
@@ -370,6 +444,7 @@ class LlmWriter:
             question=question,
             heading=heading,
             current=old_body.replace("</current_section", "&lt;/current_section"),
+            claims="\n\n".join(_describe_claim(u) for u in claims) or "(none)",
             changes="\n\n".join(_describe_change(c) for c in changes) or "(none: only new sources)",
             sources=self._bundle(current) if current else "(none)",
             source_ids=", ".join(str(m) for m in sorted(allowed)) or "(none)",
@@ -429,11 +504,19 @@ class LlmWriter:
         model = self.models[role]
         messages = prompt.render(**values)
         problem = "no reply"
+        flawed: _Flawed | None = None  # the latest usable but flawed result
         for attempt in (1, 2):
-            content, parsed, problem = self._call(prompt, model, messages, schema)
+            try:
+                content, parsed, problem = self._call(prompt, model, messages, schema)
+            except (WriterFailed, BudgetExceeded):
+                if flawed is None:
+                    raise
+                break  # the repair could not be asked: the flawed result is better than none
             if parsed is not None:
                 try:
                     return check(parsed)
+                except _Flawed as exc:
+                    problem, flawed = str(exc), exc
                 except _Invalid as exc:
                     problem = str(exc)
             if attempt == 1:
@@ -441,6 +524,9 @@ class LlmWriter:
                     problem=problem, schema=json.dumps(schema.model_json_schema())
                 )
                 messages = [*messages, {"role": "assistant", "content": content or ""}, *repair]
+        if flawed is not None:
+            log.warning("%s: kept a flawed reply after one repair attempt (%s)", op, flawed)
+            return flawed.result
         raise WriterFailed(
             f"{model} gave no usable {op.replace('_', ' ')} after one repair attempt ({problem})"
         )
@@ -718,6 +804,153 @@ def _describe_change(c: EvidenceChange) -> str:
         elif claim.before:
             lines.append(f'  - removed: "{_one_line(claim.before)}"')
     return "\n".join(lines)
+
+
+def _all_gone(u: ClaimUpdate) -> bool:
+    """Does the source no longer say anything the claim rested on?"""
+    return u.outcome == "gone" and all(new is None for _old, new in u.passages)
+
+
+def _describe_claim(u: ClaimUpdate) -> str:
+    """One claim to rewrite, as a <claim> block: the sentence, then each passage it rested
+    on as it was and as the source now has it."""
+    lines = [f'<claim source="{u.marker}">', f"sentence: {_one_line(u.sentence, 1500)}"]
+    if u.title:
+        lines.append(f"title: {_one_line(u.title, 150)}")
+    for old, new in u.passages:
+        lines.append(f"was: {_one_line(old, 800)}")
+        lines.append(f"now: {_one_line(new, 800) if new is not None else '(gone)'}")
+    if not u.passages:
+        lines.append("now: (gone)" if u.outcome == "gone" else "now: (changed)")
+    if u.differences:
+        diffs = dict.fromkeys(_one_line(d, 200) for d in u.differences)
+        lines.append("differences: " + "; ".join(list(diffs)[:8]))
+    lines.append("</claim>")
+    return "\n".join(lines)
+
+
+def _still_stated(body: str, claims: Sequence[ClaimUpdate]) -> list[ClaimUpdate]:
+    """The claims ``body`` still states unrevised: the same sentence, still citing the
+    same source (markers, markup and spacing aside)."""
+    cited = {
+        (sentence_key(sentence), marker)
+        for _pos, sentence, markers in cited_sentences(body)
+        for marker in markers
+    }
+    return [u for u in claims if (sentence_key(u.sentence), u.marker) in cited]
+
+
+def _stale_problem(stale: Sequence[ClaimUpdate]) -> str:
+    sentences = list(dict.fromkeys((_one_line(u.sentence, 300), u.marker) for u in stale))
+    named = "; ".join(f'"{s}" (its <claim source="{m}"> block)' for s, m in sentences[:6])
+    return (
+        f"{len(sentences)} sentence(s) named in the <claim> blocks are unchanged and still "
+        f"cite the source that no longer says them: {named}. Rewrite each so it states what "
+        'its "now" passages say (the new figure, date or status, never the old one), or '
+        "drop it when every passage is gone; keep every other sentence exactly as it is"
+    )
+
+
+# -- quotes --------------------------------------------------------------------------------
+_TYPOGRAPHY = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-",
+     "\u2014": "-", "\u2212": "-", "\u00a0": " ", "\u2026": "..."}
+)  # fmt: skip
+_MARKUP = re.compile(r"[*_`#>|~]+")
+_ELLIPSIS = re.compile(r"\s*\[?\.\.\.\]?\s*")
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _plain(text: str) -> str:
+    """Text as compared for quoting: markup and [n] markers gone, typography and spacing
+    normalised, case folded."""
+    text = _MARKUP.sub(" ", clean_inline(text.translate(_TYPOGRAPHY)))
+    return " ".join(text.split()).casefold()
+
+
+def _found(quote: str, source: str) -> bool:
+    """Is ``quote`` (plain) in ``source`` (plain), verbatim or nearly (fuzz.partial_ratio
+    >= QUOTE_MATCH, with every figure of the quote there)? An elided quote ("a ... b") must
+    have each of its parts there."""
+    parts = [p.strip(" .,;:\"'") for p in _ELLIPSIS.split(quote)]
+    parts = [p for p in parts if p]
+    if not parts or sum(len(p) for p in parts) < QUOTE_MIN_CHARS:
+        return False
+    for part in parts:
+        if part in source:
+            continue
+        if len(part) < QUOTE_MIN_CHARS or len(part) > len(source):
+            return False
+        found = fuzz.partial_ratio_alignment(part, source, score_cutoff=QUOTE_MATCH)
+        if found is None:
+            return False
+        # a near match forgives typos and spacing, never a figure the source does not have
+        near = source[max(0, found.dest_start - 12) : found.dest_end + 12]
+        if not _figures(part) <= _figures(near):
+            return False
+    return True
+
+
+def _figures(text: str) -> set[str]:
+    return {m.replace(",", "") for m in _FIGURE.findall(text)}
+
+
+def _body_sentence(
+    said: str, marker: int, units: Sequence[tuple[str, str, set[int]]]
+) -> str | None:
+    """The sentence of the body (as written there) that the model's ``said`` names, among
+    those citing ``marker``: the same words, else the closest by fuzz.ratio."""
+    key = sentence_key(said)
+    if not key:
+        return None
+    candidates = [(sentence, k) for sentence, k, markers in units if marker in markers]
+    for sentence, k in candidates:
+        if k == key:
+            return sentence
+    best = process.extractOne(
+        key, [k for _s, k in candidates], scorer=fuzz.ratio, score_cutoff=SENTENCE_MATCH
+    )
+    return candidates[best[2]][0] if best else None
+
+
+def _with_quotes(draft: Draft, quotes: Sequence[SentenceQuote], sources: dict[int, str]) -> Draft:
+    """``draft`` with the model's quotes that its sources hold, one per cited sentence and
+    source, and a note counting the quotes not found in their sources."""
+    units = [
+        (sentence, sentence_key(sentence), set(markers))
+        for _pos, sentence, markers in cited_sentences(draft.body)
+    ]
+    plain: dict[int, str] = {}
+    kept: dict[tuple[str, int], dict[str, object]] = {}
+    missed: list[int] = []
+    for q in quotes:
+        if q.source_id not in sources:
+            log.info("quote of source [%d], which the writer was not given: ignored", q.source_id)
+            continue
+        sentence = _body_sentence(q.sentence, q.source_id, units)
+        if sentence is None or (sentence, q.source_id) in kept:
+            continue  # a sentence the section does not have (or no longer cites it)
+        if q.source_id not in plain:
+            plain[q.source_id] = _plain(sources[q.source_id])
+        if not _found(_plain(q.quote), plain[q.source_id]):
+            missed.append(q.source_id)
+            continue
+        quote = " ".join(q.quote.split())
+        kept[(sentence, q.source_id)] = {
+            "sentence": sentence,
+            "marker": q.source_id,
+            "quote": quote,
+        }
+    draft.quotes = list(kept.values())
+    if missed:
+        ids = ", ".join(f"[{m}]" for m in sorted(set(missed)))
+        what = (
+            f"{len(missed)} quotes not found in their sources (sentences citing {ids})"
+            if len(missed) > 1
+            else f"1 quote not found in its source (sentence citing {ids})"
+        )
+        draft.notes.append(what)
+    return draft
 
 
 def _strip_fences(content: str) -> str:

@@ -2,9 +2,13 @@
 
 With nothing scripted it answers every structured request plausibly from the prompt
 itself (queries from the question, an outline from the <source> tags, sections that
-quote each source's first sentence with its [id]); `script()` queues special replies
-for the next requests: malformed JSON, an empty reply, unknown citation ids, an HTTP
-status (429 with Retry-After, 500, ...), or a reply slower than the client's timeout.
+quote each source's first sentence with its [id], and give that sentence as the quote
+supporting it); a revision replaces each sentence named in a <claim> block with the
+block's "now:" passage, cited with the same id (and drops it when every passage is
+gone). `script()` queues special replies for the next requests: malformed JSON, an empty
+reply, unknown citation ids, quotes no source contains (`bad_quotes`), the old section
+unchanged whatever its claims say (`ignore_claims`), an HTTP status (429 with
+Retry-After, 500, ...), or a reply slower than the client's timeout.
 
 Usage accounting: tokens ≈ characters / 4 (the usual rule of thumb for English text with
 OpenAI's tokenisers), prompt = every message plus the response schema; cached tokens
@@ -29,6 +33,8 @@ SOURCE = re.compile(
     r'<source id="(\d+)">\ntitle: (.*?)\n(?:url: .*?\n)?---\n(.*?)\n</source>', re.S
 )
 SENTENCE = re.compile(r"[A-Z][^.!?\n]{30,300}[.!?]")
+CLAIM = re.compile(r'<claim source="(\d+)">\n(.*?)\n</claim>', re.S)
+BAD_QUOTE = "A passage that none of the sources contains, invented for this reply."
 
 
 def tokens(text: str) -> int:
@@ -37,7 +43,7 @@ def tokens(text: str) -> int:
 
 @dataclass
 class Step:
-    kind: str  # ok | malformed | empty | unknown_ids | status | slow
+    kind: str  # ok | malformed | empty | unknown_ids | bad_quotes | ignore_claims | status | slow
     content: Any = None
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
@@ -116,7 +122,7 @@ class FakeOpenAI:
         elif step.content is not None:
             content = step.content if isinstance(step.content, str) else json.dumps(step.content)
         else:
-            content = json.dumps(self.answer(body, unknown_ids=step.kind == "unknown_ids"))
+            content = json.dumps(self.answer(body, kind=step.kind))
         return Reply(200, self._completion(body, content))
 
     def _completion(self, body: dict[str, Any], content: str) -> dict[str, Any]:
@@ -150,7 +156,10 @@ class FakeOpenAI:
         return reply
 
     # -- plausible answers ------------------------------------------------------------
-    def answer(self, body: dict[str, Any], *, unknown_ids: bool = False) -> dict[str, Any]:
+    def answer(
+        self, body: dict[str, Any], *, unknown_ids: bool = False, kind: str = "ok"
+    ) -> dict[str, Any]:
+        unknown_ids = unknown_ids or kind == "unknown_ids"
         schema = _schema_name(body)
         user = body["messages"][-1]["content"]
         if body["messages"][-1]["content"].startswith("Your previous reply"):
@@ -169,27 +178,44 @@ class FakeOpenAI:
             return {"sections": sections}
         if schema == "SectionText":
             current = re.search(r"<current_section>\n(.*?)\n</current_section>", user, re.S)
+            if current and kind == "ignore_claims":
+                return {"body": current.group(1), "quotes": []}
             if current:
-                return {"body": _revise(current.group(1), user, sources, unknown_ids)}
-            parts = []
-            for i, _title, content in sources:
-                m = SENTENCE.search(content)
-                if m:
-                    parts.append(f"{m.group(0)[:-1]} [{i}].")
-            if unknown_ids:
-                parts.append("An invented study says otherwise [99][4242].")
-            return {"body": " ".join(parts)}
+                text, quotes = _revise(current.group(1), user, sources, unknown_ids)
+            else:
+                parts, quotes = [], []
+                for i, _title, content in sources:
+                    m = SENTENCE.search(content)
+                    if m:
+                        parts.append(f"{m.group(0)[:-1]} [{i}].")
+                        quotes.append(_quote(parts[-1], i, m.group(0)))
+                if unknown_ids:
+                    parts.append("An invented study says otherwise [99][4242].")
+                text = " ".join(parts)
+            if kind == "bad_quotes":
+                quotes = [{**q, "quote": BAD_QUOTE} for q in quotes]
+            return {"body": text, "quotes": quotes}
         if schema == "RaceJudgement":
             # longer, better-cited reports score higher: deterministic and plausible
             def score(tag: str) -> dict[str, float]:
                 m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", user, re.S)
                 text = m.group(1) if m else ""
                 base = min(10.0, 2.0 + len(text) / 1500 + text.count("[") / 20)
-                return {d: round(base, 2) for d in ("comprehensiveness", "insight",
-                                                     "instruction_following", "readability")}
+                return {
+                    d: round(base, 2)
+                    for d in (
+                        "comprehensiveness",
+                        "insight",
+                        "instruction_following",
+                        "readability",
+                    )
+                }
 
-            return {"report_a": score("report_a"), "report_b": score("report_b"),
-                    "rationale": "compared by length and citations"}
+            return {
+                "report_a": score("report_a"),
+                "report_b": score("report_b"),
+                "rationale": "compared by length and citations",
+            }
         if schema == "ChangeSummary":
             return {
                 "summary": f"{_field(user, 'Source')} changed ({_field(user, 'Kind of change')})."
@@ -197,9 +223,42 @@ class FakeOpenAI:
         return {}
 
 
-def _revise(body: str, user: str, sources: list[tuple[int, str, str]], unknown_ids: bool) -> str:
-    """Apply each "was → now" claim (in place if quoted, else appended, cited), then add
-    a sentence from each new source: the smallest edit, as the prompt asks."""
+def _quote(sentence: str, source_id: int, quote: str) -> dict[str, Any]:
+    return {"sentence": sentence, "source_id": source_id, "quote": quote}
+
+
+def _apply_claims(body: str, user: str) -> tuple[str, set[int], list[dict[str, Any]]]:
+    """Replace each sentence named in a <claim> block by its "now:" passages, cited with
+    the block's id (dropped when every passage is gone): (body, claim ids, quotes)."""
+    ids: set[int] = set()
+    quotes: list[dict[str, Any]] = []
+    for marker, block in CLAIM.findall(user):
+        ids.add(int(marker))
+        sentence = _field(block, "sentence")
+        now = [n.strip() for n in re.findall(r"^now: (.*)$", block, re.M)]
+        revised = {f"{n.rstrip('.… ')} [{marker}].": n for n in now if not n.startswith("(")}
+        # the sentence as written in the body, wherever its lines wrap
+        m = re.search(r"\s+".join(re.escape(w) for w in sentence.split()), body)
+        if not sentence or not m:
+            continue
+        start, end = m.start(), m.end()
+        if not revised:  # dropped, with one space beside it
+            if body[start - 1 : start] == " ":
+                start -= 1
+            elif body[end : end + 1] == " ":
+                end += 1
+        body = body[:start] + " ".join(revised) + body[end:]
+        quotes += [_quote(r, int(marker), n) for r, n in revised.items()]
+    return body, ids, quotes
+
+
+def _revise(
+    body: str, user: str, sources: list[tuple[int, str, str]], unknown_ids: bool
+) -> tuple[str, list[dict[str, Any]]]:
+    """Rewrite each sentence a <claim> names with its new passage, apply each remaining
+    "was → now" change (in place if quoted, else appended, cited), then add a sentence
+    from each new source: the smallest edit, as the prompt asks. Returns (body, quotes)."""
+    body, claimed, quotes = _apply_claims(body, user)
     changed: set[int] = set()
     marker = 0
     lines = user.splitlines()
@@ -210,20 +269,22 @@ def _revise(body: str, user: str, sources: list[tuple[int, str, str]], unknown_i
             changed.add(marker)
         was = re.match(r'\s+- was: "(.*)"$', line)
         now = re.match(r'\s+now: "(.*)"$', lines[k + 1]) if k + 1 < len(lines) else None
-        if was and now:
+        if was and now and marker not in claimed:  # a claim block says it more precisely
             before, after = was.group(1).rstrip("."), now.group(1).rstrip(".")
             if before in body:
                 body = body.replace(before, after)
             else:
                 body += f" {after} [{marker}]."
+                quotes.append(_quote(f"{after} [{marker}].", marker, now.group(1)))
     extra = []
     for i, _title, content in sources:
         m = SENTENCE.search(content)
         if i not in changed and m:
             extra.append(f"{m.group(0)[:-1]} [{i}].")
+            quotes.append(_quote(extra[-1], i, m.group(0)))
     if unknown_ids:
         extra.append("An invented study says otherwise [99].")
-    return body + ("\n\n" + " ".join(extra) if extra else "")
+    return body + ("\n\n" + " ".join(extra) if extra else ""), quotes
 
 
 def _schema_name(body: dict[str, Any]) -> str:

@@ -408,7 +408,7 @@ def _find_exact(content: str, sel: Selector) -> tuple[int, bool] | None:
 def _by_context(content: str, sel: Selector) -> Passage | None:
     """The passage between the old prefix and suffix, when both are still there."""
     prefix, suffix = sel.prefix.strip(), sel.suffix.strip()
-    if len(prefix) < 12 or len(suffix) < 12:
+    if min(len(prefix), len(suffix)) < 4 or len(prefix) + len(suffix) < 20:
         return None
     best: Passage | None = None
     at = content.find(prefix)
@@ -460,17 +460,27 @@ def _fuzzy_match(content: str, sel: Selector) -> Passage | None:
 
 
 def locate(sel: Selector, content: str) -> Located:
-    """Where ``sel`` is in ``content`` now, and how its passage changed."""
+    """Where ``sel`` is in ``content`` now, and how its passage changed.
+
+    The quote with its own context first (intact); then the old context around other
+    text (the passage at its place was edited — even when the same words stand elsewhere,
+    as a repeated "Status: Open" line does); then the quote elsewhere (moved); then the
+    most similar passage, then diff-match-patch's fuzzy match (edited or reworded).
+    """
     found = _find_exact(content, sel) if sel.exact else None
-    if found is not None:
-        at, same = found
-        now = Selector.at(content, at, at + len(sel.exact))
-        return Located("intact" if same else "moved", now, sel.exact, sel.exact)
-    passage = (
-        _by_context(content, sel) or _similar(content, sel) or _fuzzy_match(content, sel)
-        if content
-        else None
-    )
+    if found is not None and found[1]:
+        at = found[0]
+        return Located(
+            "intact", Selector.at(content, at, at + len(sel.exact)), sel.exact, sel.exact
+        )
+    passage = _by_context(content, sel) if content else None
+    if passage is not None and passage.text == sel.exact.strip():
+        passage = None
+    if passage is None and found is not None:
+        at = found[0]
+        return Located("moved", Selector.at(content, at, at + len(sel.exact)), sel.exact, sel.exact)
+    if passage is None and content:
+        passage = _similar(content, sel) or _fuzzy_match(content, sel)
     if passage is None:
         return Located("gone", None, sel.exact, None)
     now = Selector.at(content, passage.start, passage.end)

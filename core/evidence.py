@@ -8,9 +8,10 @@ Refresh re-fetches each cited source once, concurrently: an identical hash is
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime
@@ -136,6 +137,7 @@ def store_snapshot(
         claim_diff=[c.as_dict() for c in change.claims] if change else [],
         reasons=list(change.reasons) if change else [],
         run_id=run_id,
+        meta=json_safe(page.meta),
     )
     session.add(snap)
     if page.title and page.title != source.title:
@@ -143,6 +145,13 @@ def store_snapshot(
         session.add(source)
     session.flush()
     return snap
+
+
+def json_safe(meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A page's metadata as stored (JSON types only)."""
+    if not meta:
+        return {}
+    return json.loads(json.dumps(dict(meta), default=str))
 
 
 def fetch_stream(
@@ -273,10 +282,18 @@ def refresh(
             elif prev.content is None:
                 snap = store_snapshot(session, source, outcome.page, as_of=as_of, run_id=run_id)
                 checked = Checked(marker, source, prev, snap, "new")
-            elif content_hash(outcome.page.content) == prev.content_hash:
+            elif content_hash(outcome.page.content) == prev.content_hash and (
+                json_safe(outcome.page.meta) == (prev.meta or {})
+            ):
                 checked = Checked(marker, source, prev, prev, "unchanged")
             else:
-                change = classify_change(prev.content, outcome.page.content, tau)
+                change = classify_change(
+                    prev.content,
+                    outcome.page.content,
+                    tau,
+                    old_meta=prev.meta or {},
+                    new_meta=outcome.page.meta,
+                )
                 snap = store_snapshot(
                     session,
                     source,

@@ -26,6 +26,7 @@ from core.changes import content_hash
 from core.claims import claim_counts
 from core.dates import parse_published, utcnow
 from core.errors import EvergreenError, NotFoundError
+from core.evidence import json_safe
 from core.models import Report, Snapshot, UpdateRun
 from core.report_state import ReportDoc, parse_markdown
 from core.repository import (
@@ -129,6 +130,7 @@ def import_report(
             content_hash=content_hash(page.content) if page else None,
             as_of=fetched or when,
             published=page.published if page else None,
+            meta=json_safe(page.meta) if page else {},
             fetched_at=fetched or when,
             change_kind="imported",
             run_id=run.id,

@@ -89,6 +89,9 @@ class Snapshot(SQLModel, table=True):
     claim_diff: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
     reasons: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     run_id: int | None = Field(default=None, foreign_key="updaterun.id")
+    # what the source said about the page besides its text (a corpus record's fields, e.g.
+    # status): key facts are read from it as well as from the text
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
 
 
 class PoolEntry(SQLModel, table=True):

@@ -30,7 +30,7 @@ from core.text import (
     tfidf,
 )
 from core.writers.base import ClaimUpdate, Draft, Evidence, EvidenceChange, OutlineItem
-from core.writers.revision import revise_sentence
+from core.writers.revision import revise_sentence, supersedes
 
 FACT_FIELDS = ("status", "type", "created", "python-version")
 _CLAUSE_SPLIT = re.compile(r"[:;?,()]|\b(?:and|or|which|what|how|while|whether)\b", re.I)
@@ -131,7 +131,15 @@ class OfflineWriter:
         if new_evidence:
             room = max(2, self.sentences_per_section // 2)
             for ev, sentences in self._select(question, heading, new_evidence, room):
-                paragraphs.append(_paragraph(ev, sentences))
+                fresh = []
+                for sentence in [s for s in [fact_sentence(ev)] if s] + sentences:
+                    cited = _cite(sentence, ev.marker)
+                    # a new fact that contradicts what the section says about the same
+                    # thing replaces that sentence instead of standing beside it
+                    if not _replace_superseded(paragraphs, cited):
+                        fresh.append(cited)
+                if fresh:
+                    paragraphs.append(" ".join(fresh))
         body = escape_heading_lines("\n\n".join(paragraphs))
         return Draft(body=body, markers=markers_in(body))
 
@@ -212,6 +220,20 @@ def _cite(sentence: str, marker: int) -> str:
     if sentence[-1:] in ".!?":
         return f"{sentence[:-1]} [{marker}]{sentence[-1]}"
     return f"{sentence} [{marker}]"
+
+
+def _replace_superseded(paragraphs: list[str], sentence: str) -> bool:
+    """Put ``sentence`` in place of the first sentence it supersedes; False if none."""
+    for i, para in enumerate(paragraphs):
+        if _is_list(para) or para.lstrip().startswith(("```", "    ")):
+            continue
+        parts = split_cited_sentences(para)
+        for j, old in enumerate(parts):
+            if supersedes(sentence, old):
+                parts[j] = sentence
+                paragraphs[i] = " ".join(dict.fromkeys(parts))
+                return True
+    return False
 
 
 def _is_list(para: str) -> bool:

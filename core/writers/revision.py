@@ -209,3 +209,37 @@ def revise_sentence(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
     if not remaining:
         return []
     return [_cite(text, remaining)]
+
+
+_NAME = re.compile(r"(?<![.!?]\s)\b[A-Z][\w'-]+(?:\s+(?:of\s+)?[A-Z][\w'-]+)+")
+
+
+def _names(text: str) -> set[tuple[str, str]]:
+    """Adjacent capitalised word pairs of proper names ("Copperline Storage"), so that
+    "MWh Copperline Storage Park" and "Copperline Storage Park" share a name."""
+    pairs: set[tuple[str, str]] = set()
+    for m in _NAME.finditer(text):
+        words = [w.removesuffix("'s").casefold() for w in m.group(0).split() if w != "of"]
+        words = [w for w in words if not w.isupper() or len(w) > 4]
+        pairs.update(zip(words, words[1:], strict=False))
+    return pairs
+
+
+def _status_stems(text: str) -> set[str]:
+    return {t for t in _material_tokens(text) if not any(c.isdigit() for c in t)}
+
+
+def supersedes(new: str, old: str) -> bool:
+    """Does ``new`` state a different status for a thing ``old`` names too?
+
+    Both sentences name the same multi-word proper name and state a status or decision,
+    and the statuses differ ("Copperline Storage Park … is awaiting a planning board
+    decision" vs "… approved Copperline Storage Park on 3 March"). Figures alone never
+    count: two numbers about one project often describe different things.
+    """
+    a, b = strip_markers(new), strip_markers(old)
+    shared = _names(a) & _names(b)
+    if not shared:
+        return False
+    sa, sb = _status_stems(a), _status_stems(b)
+    return bool(sa - sb and sb - sa)

@@ -1,4 +1,5 @@
-"""claims: every cited sentence anchored to its passages; proposals carry claim checks
+"""claims: every cited sentence anchored to its passages; proposals carry claim checks;
+snapshots keep their source's metadata
 
 Revision ID: 0004
 Revises: 0003
@@ -38,9 +39,13 @@ def upgrade() -> None:
     with op.batch_alter_table("sectionproposal", schema=None) as batch_op:
         batch_op.add_column(sa.Column("claims", sa.JSON(), nullable=True))
         batch_op.add_column(sa.Column("quotes", sa.JSON(), nullable=True))
+    with op.batch_alter_table("snapshot", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("meta", sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("snapshot", schema=None) as batch_op:
+        batch_op.drop_column("meta")
     with op.batch_alter_table("sectionproposal", schema=None) as batch_op:
         batch_op.drop_column("quotes")
         batch_op.drop_column("claims")

@@ -1,0 +1,204 @@
+"""Claim anchors: finding a sentence's supporting passages and re-finding them later."""
+
+from __future__ import annotations
+
+from core.anchors import Selector, anchor_claim, locate, passage_differences, passages
+from core.writers.base import ClaimUpdate
+from core.writers.offline import OfflineWriter
+from core.writers.revision import revise_sentence, supersedes
+
+PAGE = """- Developer and owner: Ostrander Power
+- Capacity: 100 MW / 400 MWh
+- Status: In construction
+- Expected commercial operation: Q4 2026
+
+## Overview
+
+Kestrel Flats is a standalone four-hour battery project being built next to the
+Kestrel Flats 220 kV substation. Ostrander Power reached financial close in August 2025
+and began site works in October 2025.
+
+## Financing
+
+The project cost is estimated at $165 million, financed with a construction loan.
+"""
+
+
+def test_passages_have_exact_offsets_and_prose_is_split_into_sentences() -> None:
+    ps = passages(PAGE)
+    assert all(PAGE[p.start : p.end] == p.text for p in ps)
+    texts = [p.text for p in ps]
+    assert "- Capacity: 100 MW / 400 MWh" in texts
+    assert any(t.startswith("Ostrander Power reached financial close") for t in texts)
+    assert next(p for p in ps if "Capacity" in p.text).field == ("Capacity", "100 MW / 400 MWh")
+
+
+def test_a_verbatim_quote_is_one_passage() -> None:
+    found = anchor_claim(
+        "The project cost is estimated at $165 million, financed with a construction loan [3].",
+        PAGE,
+    )
+    assert found.supported and len(found.selectors) == 1
+    assert found.selectors[0].exact.startswith("The project cost is estimated")
+
+
+def test_a_paraphrase_is_anchored_one_passage_per_fact() -> None:
+    sentence = (
+        "Ostrander Power's Kestrel Flats project, sized at 100 MW / 400 MWh, is in "
+        "construction and should start operating in Q4 2026 [7]."
+    )
+    found = anchor_claim(sentence, PAGE)
+    exact = [s.exact for s in found.selectors]
+    assert found.supported and not found.missing
+    assert "- Capacity: 100 MW / 400 MWh" in exact
+    assert "- Status: In construction" in exact
+    assert "- Expected commercial operation: Q4 2026" in exact
+
+
+def test_a_figure_the_page_does_not_state_is_unsupported() -> None:
+    found = anchor_claim("Kestrel Flats cost $999 million to build [7].", PAGE)
+    assert not found.supported and "999" in found.missing
+
+
+def test_an_empty_page_supports_nothing() -> None:
+    assert not anchor_claim("Anything at all [1].", "").supported
+    assert not anchor_claim("Anything at all [1].", "   \n").supported
+
+
+def _sel(exact: str, content: str = PAGE) -> Selector:
+    start = content.index(exact)
+    return Selector.at(content, start, start + len(exact))
+
+
+def test_locate_outcomes() -> None:
+    capacity = _sel("- Capacity: 100 MW / 400 MWh")
+    assert locate(capacity, PAGE).outcome == "intact"
+    moved = PAGE.replace("- Developer and owner: Ostrander Power\n", "") + "\nNote.\n"
+    assert locate(capacity, "Intro line.\n\n" + moved).outcome in ("intact", "moved")
+    edited = locate(capacity, PAGE.replace("100 MW / 400 MWh", "160 MW / 650 MWh"))
+    assert edited.outcome == "edited" and edited.new == "- Capacity: 160 MW / 650 MWh"
+    assert edited.differences == ["Capacity: 100 MW / 400 MWh → 160 MW / 650 MWh"]
+    cost = _sel("The project cost is estimated at $165 million, financed with a construction loan.")
+    typo = PAGE.replace("financed with a construction", "financed wiht a construction")
+    assert locate(cost, typo).outcome == "reworded"  # no figure, status or negation moved
+    gone = PAGE.replace(cost.exact, "")
+    assert locate(cost, gone).outcome == "gone"
+
+
+def test_a_repeated_line_reanchors_to_its_own_place() -> None:
+    page = "## 2025\n\nStatus: Open\n\nText one.\n\n## 2026\n\nStatus: Open\n\nText two.\n"
+    second = page.rindex("Status: Open")
+    sel = Selector.at(page, second, second + len("Status: Open"))
+    changed = page[:second] + "Status: Closed" + page[second + len("Status: Open") :]
+    found = locate(sel, changed)
+    assert found.outcome == "edited" and found.selector.start == second
+    assert locate(sel, page).selector.start == second
+
+
+def test_figures_are_paired_by_position() -> None:
+    diffs = passage_differences(
+        "The index stood at $142/kWh in Q4 2025, down from $151/kWh in Q3 2025.",
+        "The index stood at $134/kWh in Q1 2026, down from $142/kWh in Q4 2025.",
+    )
+    assert diffs == [
+        "$142/kWh → $134/kWh",
+        "Q4 2025 → Q1 2026",
+        "$151/kWh → $142/kWh",
+        "Q3 2025 → Q4 2025",
+    ]
+
+
+def test_a_changed_claim_past_any_cut_off_is_still_found() -> None:
+    lines = [f"Filler sentence number {i} about nothing in particular." for i in range(400)]
+    old = "\n\n".join(lines + ["The final capacity is 100 MW."])
+    new = "\n\n".join(
+        [ln.replace("nothing", "something") for ln in lines] + ["The final capacity is 160 MW."]
+    )
+    found = anchor_claim("The final capacity is 100 MW [1].", old)
+    assert locate(found.selectors[0], new).outcome == "edited"
+
+
+def _update(sentence: str, old: str, new: str | None, marker: int = 4) -> ClaimUpdate:
+    return ClaimUpdate(
+        sentence,
+        marker,
+        "edited" if new else "gone",
+        ((old, new),),
+        title="Tessaly Storage Price Index",
+    )
+
+
+def test_revision_keeps_the_sentence_subject() -> None:
+    sentence = (
+        "The Tessaly Storage Price Index for turnkey systems stood at $142/kWh in Q4 2025, "
+        "down from $151/kWh in Q3 2025 [4]."
+    )
+    out = revise_sentence(
+        sentence,
+        [
+            _update(
+                sentence,
+                "The index stood at $142/kWh in Q4 2025, down from $151/kWh in Q3 2025.",
+                "The index stood at $134/kWh in Q1 2026, down from $142/kWh in Q4 2025.",
+            )
+        ],
+    )
+    assert out == [
+        "The Tessaly Storage Price Index for turnkey systems stood at $134/kWh in Q1 2026, "
+        "down from $142/kWh in Q4 2025 [4]."
+    ]
+
+
+def test_a_status_in_prose_is_quoted_not_swapped() -> None:
+    sentence = "Copperline Storage Park, a proposed project, awaits a decision [8]."
+    out = revise_sentence(
+        sentence,
+        [
+            ClaimUpdate(
+                sentence,
+                8,
+                "edited",
+                (("- Status: Proposed", "- Status: Approved"),),
+                title="Copperline Storage Park",
+            )
+        ],
+    )
+    assert out == ["Copperline Storage Park — Status: Approved [8]."]
+
+
+def test_a_sentence_whose_passages_are_gone_is_dropped_or_loses_that_citation() -> None:
+    only = "Ashgrove is on hold [9]."
+    assert revise_sentence(only, [_update(only, "Status: On hold", None, 9)]) == []
+    both = "Ashgrove is on hold [5][9]."
+    assert revise_sentence(both, [_update(both, "Status: On hold", None, 9)]) == [
+        "Ashgrove is on hold [5]."
+    ]
+
+
+def test_a_new_status_replaces_the_sentence_it_contradicts() -> None:
+    from core.writers.base import Evidence
+
+    old_body = (
+        "Copperline Storage Park, a proposed 300 MW project, is awaiting a planning board "
+        "decision [8]. Kestrel Flats is in construction [7]."
+    )
+    recap = Evidence(
+        16,
+        "https://example.invalid/recap",
+        "Quarterly recap",
+        "The county planning board approved the 300 MW Copperline Storage Park on 3 March, "
+        "after a long hearing about fire risk and noise.",
+    )
+    draft = OfflineWriter().revise_section(
+        "Which battery projects are approved?", "Projects", old_body, [], [recap]
+    )
+    assert "awaiting a planning board decision" not in draft.body
+    assert "approved the 300 MW Copperline Storage Park on 3 March" in draft.body
+    assert "Kestrel Flats is in construction [7]." in draft.body
+    assert supersedes(
+        "The board approved Copperline Storage Park [16].",
+        "Copperline Storage Park is proposed [8].",
+    )
+    assert not supersedes(
+        "Copperline Storage Park has 300 MW [16].", "Copperline Storage Park is approved [8]."
+    )

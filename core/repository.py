@@ -18,6 +18,7 @@ from core.claims import (
     ClaimPlan,
     anchor_body,
     citation_snapshots,
+    claim_counts,
     stale_count,
     write_claims,
 )
@@ -269,7 +270,7 @@ def commit_version(
         parent_id=parent.id if parent else None,
         run_id=run.id if run else None,
         title=title,
-        metrics=metrics or {},
+        metrics={**(metrics or {}), "claims": claim_counts(c.state for p in plans for c in p)},
         stale_citations=sum(stale_count(p) for p in plans),
     )
     session.add(version)

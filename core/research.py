@@ -129,6 +129,16 @@ def research(
     version = commit_version(
         session, report, title=report.title, drafts=drafts, as_of=as_of, markers=markers, run=run
     )
+    counts = version.metrics["claims"]
+    if counts["unsupported"]:
+        run.summary = {
+            **run.summary,
+            "flags": [
+                *run.summary.get("flags", []),
+                f"{counts['unsupported']} of {counts['claims']} cited sentences have no passage "
+                "in their source that supports them; check them before relying on them",
+            ],
+        }
     run.status = "committed"
     run.finished_at = utcnow()
     session.add(run)
@@ -139,6 +149,7 @@ def research(
         "sections": sum(1 for d in drafts if d.doc.level >= 1),
         "sources": len(cited),
         "run_id": run.id,
+        "claims": counts,
     }
 
 

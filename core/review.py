@@ -13,7 +13,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from core import faults
-from core.claims import claim_counts, plan_commit
+from core.claims import plan_commit
 from core.dates import utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.metrics import continuity
@@ -128,7 +128,6 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
         outline_of(old_doc.sections),
         outline_of(new_sections),
     ).as_dict()
-    metrics["claims"] = claim_counts(c.state for d in drafts for c in d.claims or [])
     version = commit_version(
         session,
         report,

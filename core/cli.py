@@ -438,7 +438,8 @@ def bench_cmd(
         bool, typer.Option("--judge", help="With --writer llm: RACE scores vs regeneration.")
     ] = False,
 ) -> None:
-    """The temporal benchmark: regenerate vs SST vs LCT, continuity, cost, freshness."""
+    """The temporal benchmark: regenerate vs SST vs LCT — support, fact accuracy, stale
+    claims, freshness, continuity and cost."""
     from rich.progress import Progress
 
     from core.bench.output import write_outputs
@@ -455,8 +456,11 @@ def bench_cmd(
         raise EvergreenError("--judge needs --writer llm (the judge is a language model).")
     if not 1900 < year_from < year_to < 2200:
         raise EvergreenError(f"Invalid year range {year_from}–{year_to}: --from must be < --to.")
-    Corpus.open(corpus).close()
-    specs = load_queries(queries)
+    index = Corpus.open(corpus)
+    try:
+        specs = load_queries(queries, index)  # bare ids are resolved to URLs in this corpus
+    finally:
+        index.close()
     years = list(range(year_from, year_to + 1))
     asked = set(interval or [1])
     gaps = sorted({g for g in asked if 0 < g < len(years)} | {1})
@@ -466,10 +470,16 @@ def bench_cmd(
             "in range); skipped."
         )
     cfg = BenchConfig(
-        corpus=corpus, queries_file=str(queries), years=years,
-        tasks=["sst", "lct"] if task == "both" else [task], intervals=gaps,
-        writer="offline" if writer == "offline" else "openai", out=str(out_dir),
-        resume=resume, workers=workers, judge=judge,
+        corpus=corpus,
+        queries_file=str(queries),
+        years=years,
+        tasks=["sst", "lct"] if task == "both" else [task],
+        intervals=gaps,
+        writer="offline" if writer == "offline" else "openai",
+        out=str(out_dir),
+        resume=resume,
+        workers=workers,
+        judge=judge,
     )
     total = planned_steps(cfg) * len(specs)
     with Progress(console=err) as progress:

@@ -7,11 +7,32 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from sqlalchemy import update
 
-from core.bench.truth import PEP_URL, load_queries
+from core.anchors import sentence_key
+from core.bench.measure import (
+    Pages,
+    VersionView,
+    fact_accuracy,
+    fact_stated,
+    quality,
+    unfresh_sources,
+    view,
+)
+from core.bench.truth import QuerySpec, StatusChange, load_queries
+from core.dates import parse_as_of
+from core.db import session_scope
 from core.errors import EvergreenError
+from core.models import Claim, ReportVersion
+from core.report_state import RefEntry, ReportDoc, SectionDoc
+from core.repository import claims_of_version
+from core.research import create_report
+from core.review import proposals_of, review_run
+from core.sources.corpus import Corpus, add_corpus
+from core.update import update_report
 from tests.conftest import write_jsonl
 
 TOPICS = {
@@ -111,28 +132,246 @@ def test_ground_truth_extraction(tmp_path: Path) -> None:
     assert storage.material_between(2022, 2022) == set()
 
 
-def test_pep_numbers_map_to_urls(tmp_path: Path) -> None:
-    q = tmp_path / "q.json"
-    q.write_text(
-        json.dumps(
-            {
-                "queries": [
-                    {
-                        "id": "x",
-                        "query": "q",
-                        "relevant": [{"pep": 563}],
-                        "per_year": {"2025": {"material_changed": [563]}},
-                    }
-                ]
-            }
-        )
+# --------------------------------------------------------------------------- ids, facts
+
+STATUS_QUESTION = "Which grid storage tariff proposals were accepted or finalised?"
+
+
+def _proposal(n: int, year: int, status: str) -> dict:
+    """A PEP-like page: an RFC-822 header with a Status, then prose on grid storage tariffs."""
+    content = (
+        f"PEP: {n}\nTitle: Grid storage tariff proposal {n}\nStatus: {status}\n"
+        "Type: Standards Track\nCreated: 01-Jan-2020\n\n"
+        f"Abstract\n========\n\nThis proposal {n} sets a grid storage tariff for battery "
+        f"storage operators. The grid storage tariff in proposal {n} is {10 + n} cents per "
+        "kilowatt hour. Battery storage operators pay the tariff for each grid connection.\n"
     )
-    spec = load_queries(q)[0]
-    assert spec.material_between(2024, 2025) == {PEP_URL.format(563)}
+    return {
+        "url": f"https://ex.org/proposals/{n}",
+        "title": f"Grid storage tariff proposal {n}",
+        "as_of": f"{year}-06-30",
+        "content": content,
+        "pep": n,
+        "status": status,
+    }
+
+
+def status_corpus(tmp_path: Path) -> tuple[Path, Path]:
+    """Two years; proposal 7 goes Draft -> Final in 2021, 8 stays Draft, 9 Accepted."""
+    records = [_proposal(7, 2020, "Draft"), _proposal(8, 2020, "Draft")]
+    records += [_proposal(9, 2020, "Accepted"), _proposal(7, 2021, "Final")]
+    queries = {
+        "queries": [
+            {
+                "id": "tariffs",
+                "query": STATUS_QUESTION,
+                "relevant": [{"pep": 7, "title": "x", "score": 9.5, "hits": 12}, 8, "9"],
+                "per_year": {
+                    "2021": {
+                        "changed": [7],
+                        "material_changed": ["7"],
+                        "status_changes": ["7: Draft -> Final"],
+                    }
+                },
+            }
+        ]
+    }
+    qfile = tmp_path / "tariffs.json"
+    qfile.write_text(json.dumps(queries))
+    return write_jsonl(tmp_path / "tariffs.jsonl", records), qfile
+
+
+def _open_status_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Corpus, Path]:
+    monkeypatch.setenv("EVERGREEN_HOME", str(tmp_path / "ws"))
+    corpus_file, qfile = status_corpus(tmp_path)
+    add_corpus("tariffs", corpus_file)
+    return Corpus.open("tariffs"), qfile
+
+
+def test_bare_ids_resolve_through_corpus_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus, qfile = _open_status_corpus(tmp_path, monkeypatch)
+    url = "https://ex.org/proposals/{}".format
+    assert corpus.urls_for_ids([7, 8, 99]) == {7: [url(7)], 8: [url(8)], 99: []}
+    assert corpus.urls_for_ids([7], "status") == {7: []}  # only under that key
+    spec = load_queries(qfile, corpus)[0]
+    assert spec.relevant == {url(7), url(8), url(9)}  # {"pep": 7}, 8 and "9"
+    assert spec.material_between(2020, 2021) == {url(7)}
+    assert spec.status_changes_between(2020, 2021) == {
+        url(7): StatusChange(url(7), "Draft", "Final")
+    }
+    # an id no page carries is an error naming it (one line), as is an id without a corpus
+    data = json.loads(qfile.read_text())
+    data["queries"][0]["per_year"]["2021"]["new"] = [12345, "SE-0678"]
+    qfile.write_text(json.dumps(data))
+    with pytest.raises(EvergreenError, match="no page has id 12345, SE-0678") as err:
+        load_queries(qfile, corpus)
+    assert "\n" not in str(err.value)
+    with pytest.raises(EvergreenError, match="give a corpus"):
+        load_queries(qfile)
+    corpus.close()
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
     with pytest.raises(EvergreenError, match="not a queries file"):
         load_queries(bad)
+
+
+def test_an_id_on_several_pages_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVERGREEN_HOME", str(tmp_path / "ws"))
+    twin = {**_proposal(7, 2020, "Draft"), "url": "https://ex.org/elsewhere/7"}
+    add_corpus("twins", write_jsonl(tmp_path / "t.jsonl", [_proposal(7, 2020, "Draft"), twin]))
+    q = tmp_path / "q.json"
+    q.write_text(json.dumps({"queries": [{"id": "x", "query": "q", "relevant": [7]}]}))
+    corpus = Corpus.open("twins")
+    with pytest.raises(EvergreenError, match="several pages have id 7"):
+        load_queries(q, corpus)
+    corpus.close()
+
+
+def _version(body: str, url: str, as_of: str = "2021-12-31") -> VersionView:
+    doc = ReportDoc("r", [SectionDoc("s", "Status", 1, body)], [RefEntry(1, url, "t")])
+    version = ReportVersion(report_id=1, number=2, as_of=parse_as_of(as_of), title="r")
+    return VersionView(1, 2, version, doc)
+
+
+def test_fact_accuracy_new_status_scores_one_old_scores_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus, qfile = _open_status_corpus(tmp_path, monkeypatch)
+    spec = load_queries(qfile, corpus)[0]
+    corpus.close()
+    pages = Pages("tariffs")
+    url = "https://ex.org/proposals/7"
+    changes = spec.status_changes_between(2020, 2021)
+    prev_as_of = parse_as_of("2020-12-31")
+
+    def score(body: str, prev_urls: set[str] = {url}) -> float | None:  # noqa: B006
+        return fact_accuracy(_version(body, url), prev_urls, changes, pages, prev_as_of)[0]
+
+    head = "Grid storage tariff proposal 7 — Status: {}; Type: Standards Track [1]."
+    rest = " The grid storage tariff in proposal 7 is 17 cents per kilowatt hour [1]."
+    assert score(head.format("Final") + rest) == 1.0
+    assert score(head.format("Draft") + rest) == 0.0  # keeps the old status
+    assert score("Proposal 7 moved from **Draft** to *Final* [1].") == 1.0  # both, in one
+    assert score(head.format("Final") + " It is still a draft [1].") == 0.0
+    assert score(rest) == 0.0  # cites the source, never says the new status
+    assert score(head.format("Final"), prev_urls=set()) is None  # not cited before
+    pages.close()
+    # a status with a qualifier: its status word alone counts, unless the old one had it
+    assert fact_stated(["SE-0296 is implemented [1]."], ["Implemented (Swift 5.5)"], ["Accepted"])
+    assert fact_stated(["Status: IMPLEMENTED (Swift 5.5) [1]."], ["Implemented (Swift 5.5)"], [])
+    assert not fact_stated(["It was accepted [1]."], ["Implemented (Swift 5.5)"], ["Accepted"])
+    old, new = ["Implemented (Swift 6.1)"], ["Implemented (Swift 6.2)"]
+    assert not fact_stated(["It is implemented [1]."], new, old)
+    assert not fact_stated(["Status: Implemented (Swift 6.1) [1]."], new, old)
+    assert fact_stated(["SE-0371 is Implemented (Swift 6.2) [1]."], new, old)
+    # a status word used as a verb or an adjective states nothing
+    prose = "If the function only accepted three strings, our job would be done [1]."
+    assert fact_stated(["Status: Final [1].", prose], ["Final"], ["Accepted"])
+    assert not fact_stated(
+        ["Adding a final qualifier — Status: Accepted [1]."], ["Final"], ["Accepted"]
+    )
+    assert fact_stated(["It went from Accepted → Final [1]."], ["Final"], ["Accepted"])
+    assert not fact_stated(["We plan to draft a new version [1]."], ["Final"], ["Draft"])
+
+
+def _measure(report_id: int, prev: int, t: int, spec: QuerySpec, pages: Pages) -> dict:
+    with session_scope() as s:
+        p, v = view(s, report_id, prev), view(s, report_id)
+        out = quality(s, v, pages)
+        out["fact_accuracy"], out["fact_changes"] = fact_accuracy(
+            v, p.urls, spec.status_changes_between(t - 1, t), pages, p.version.as_of
+        )
+        return out
+
+
+def test_fact_accuracy_and_stale_claims_of_real_versions(workspace: Path, tmp_path: Path) -> None:
+    """The engine on a two-year corpus: an approved update states the new status (1.0);
+    a rejected one keeps the old (0.0) and leaves a stale claim."""
+    corpus_file, qfile = status_corpus(tmp_path)
+    add_corpus("tariffs", corpus_file)
+    corpus = Corpus.open("tariffs")
+    spec = load_queries(qfile, corpus)[0]
+    corpus.close()
+    pages = Pages("tariffs")
+    first = parse_as_of("2020-12-31")
+    approved = create_report(STATUS_QUESTION, as_of=first, source="corpus:tariffs")["report_id"]
+    rejected = create_report(STATUS_QUESTION, as_of=first, source="corpus:tariffs")["report_id"]
+    with session_scope() as s:
+        v1 = view(s, approved)
+        assert "https://ex.org/proposals/7" in v1.urls
+        assert quality(s, v1, pages)["support"] == 1.0
+    update_report(approved, as_of=parse_as_of("2021-12-31"), approve_all=True)
+    good = _measure(approved, 1, 2021, spec, pages)
+    assert good["fact_changes"] == 1 and good["fact_accuracy"] == 1.0
+    assert good["stale_claims"] == 0 and good["support"] == 1.0
+    run = update_report(rejected, as_of=parse_as_of("2021-12-31"))
+    with session_scope() as s:
+        keys = [p.key for p in proposals_of(s, run["run_id"]) if p.action != "keep"]
+    review_run(run["run_id"], reject=keys, approve_all=True, commit=True)
+    bad = _measure(rejected, 1, 2021, spec, pages)
+    assert bad["fact_accuracy"] == 0.0 and bad["stale_claims"] >= 1
+    pages.close()
+
+
+def test_support_needs_the_anchor_text_in_the_snapshot(workspace: Path, tmp_path: Path) -> None:
+    """A claim marked supported whose quoted passage is not in its snapshot (or that has no
+    passage at all) does not count: support is checked against the text."""
+    corpus_file, _ = status_corpus(tmp_path)
+    add_corpus("tariffs", corpus_file)
+    rid = create_report(STATUS_QUESTION, as_of=parse_as_of("2020-12-31"), source="corpus:tariffs")[
+        "report_id"
+    ]
+    with session_scope() as s:
+        v = view(s, rid)
+        before = quality(s, v)
+        assert before["support"] == 1.0 and before["cited_sentences"] >= 3
+        claims = [c for _sec, c in claims_of_version(s, v.version.id) if c.state == "supported"]
+        # committed claims are immutable through the ORM: corrupt two behind its back, as
+        # an engine bug would (the state still says "supported")
+        wrong = [{**claims[0].selectors[0], "exact": "words no page contains"}]
+        for claim, selectors in ((claims[0], wrong), (claims[1], [])):
+            s.execute(update(Claim).where(Claim.id == claim.id).values(selectors=selectors))
+        s.expire_all()
+        after = quality(s, v)
+    n = before["cited_sentences"]
+    assert after["cited_sentences"] == n
+    assert after["support"] == round((n - 2) / n, 4)
+    assert after["claims"]["supported"] == before["claims"]["supported"]  # states unchanged
+
+
+def test_freshness_does_not_count_an_extend_that_leaves_edited_claims() -> None:
+    url, other = "https://ex.org/a", "https://ex.org/b"
+    old = "Proposal A is a draft [1]. Its tariff is 17 cents [1]."
+    extended = old + " Proposal B is new [2]."
+
+    def proposal(outcome: str, text: str = old) -> SimpleNamespace:
+        checks = [
+            {"sentence": "Proposal A is a draft [1].", "marker": 1, "outcome": outcome},
+            {"sentence": "Its tariff is 17 cents [1].", "marker": 1, "outcome": "intact"},
+        ]
+        return SimpleNamespace(key="s", old_text=text, claims=checks)
+
+    markers = {1: url, 2: other}
+    verified = {
+        ("s", sentence_key("Proposal A is a draft [1]."), 1),
+        ("s", sentence_key("Its tariff is 17 cents [1]."), 1),
+    }
+
+    def missed(outcome: str, final: str, anchored: set = verified) -> set[str]:  # noqa: B006
+        return unfresh_sources([proposal(outcome)], markers, {url}, {"s": final}, anchored)
+
+    assert missed("edited", extended) == {url}  # extend left the edited sentence as it was
+    assert missed("gone", extended) == {url}
+    assert missed("intact", extended) == set()  # re-anchored intact: fresh
+    assert missed("intact", extended, set()) == {url}  # ...but only if its anchor holds
+    revised = "Proposal A is final [1]. Its tariff is 17 cents [1]. Proposal B is new [2]."
+    assert missed("edited", revised) == set()  # the sentence was revised
+    assert missed("edited", "", verified) == set()  # the sentence is gone
+    assert unfresh_sources([proposal("edited")], markers, {url}, {}, verified) == set()  # removed
 
 
 def _bench(workspace: Path, corpus: Path, qfile: Path, out: Path, *extra: str):
@@ -191,7 +430,12 @@ def test_tiny_benchmark_end_to_end(workspace: Path, tmp_path: Path) -> None:
     assert agg["lct"]["content_rouge_l"] > agg["baseline"]["content_rouge_l"]
     assert agg["lct"]["searches"] < agg["baseline"]["searches"]
     assert agg["lct"]["stale_citations"] == 0 and agg["lct"]["citation_validity"] == 1.0
-    assert "Regenerate (OEDR)" in (out / "table.md").read_text()
+    assert agg["lct"]["stale_claims"] == 0 and agg["lct"]["support"] == 1.0
+    for rec in results["records"]:
+        assert {"support", "fact_accuracy", "stale_claims", "freshness", "claims"} <= set(rec)
+    table = (out / "table.md").read_text()
+    assert "Regenerate (OEDR)" in table
+    assert "| system | support | fact_accuracy | stale_claims | freshness |" in table
     # deterministic: a second run gives the same numbers (wall time aside)
     out2 = tmp_path / "out2"
     assert _bench(workspace, corpus, qfile, out2).returncode == 0

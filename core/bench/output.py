@@ -1,5 +1,6 @@
-"""Benchmark outputs: results.json, table.md (shaped like the paper's Table 3, plus
-freshness), charts.html (plotly), and a one-line summary."""
+"""Benchmark outputs: results.json, table.md (shaped like the paper's Table 3, led by the
+truth measures: support, fact accuracy, stale claims, freshness), charts.html (plotly), and
+a one-line summary."""
 
 from __future__ import annotations
 
@@ -9,15 +10,18 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+TRUTH = ("support", "fact_accuracy", "stale_claims", "freshness")
 CONT = ("content_rouge_l", "content_bleu4", "outline_rouge_l", "outline_em_f1")
 COST = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "seconds")
-OTHER = ("freshness", "new_evidence_recall", "citation_validity", "support", "stale_citations")
+OTHER = ("new_evidence_recall", "citation_validity")
 RACE = ("comprehensiveness", "insight", "instruction_following", "readability")
 PAPER = (
     "Paper (arXiv 2610.11566), IOEDR(OC) on the Long-Chain Task: content ROUGE-L 0.68 vs 0.17 "
     "for regeneration; outline exact-match F1 0.67 vs 0.04; tokens ×0.67; searches ×0.39 — "
-    "with an LLM writer. Ours (above) uses the offline extractive writer, not their LLM, so "
-    "quality is only proxied (citation validity, support)."
+    "with an LLM writer. Ours (above) uses the offline extractive writer, not their LLM; "
+    "quality is checked against the corpus, not judged: support (cited sentences anchored "
+    "verbatim in the snapshot they cite), fact accuracy (status changes of cited sources the "
+    "next version states; pooled over steps), stale claims (mean per step)."
 )
 
 
@@ -40,14 +44,28 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         basis = steps or rows
         for k in COST:
             agg[k] = _avg([r["cost"].get(k) for r in basis])
-        for k in OTHER:
+        for k in ("support", "freshness", *OTHER):
             agg[k] = _avg([r.get(k) for r in basis])
+        stale = [_stale(r) for r in basis]
+        agg["stale_claims"] = _avg(stale)
+        agg["stale_citations"] = agg["stale_claims"]  # the name older result files use
+        agg["stale_claims_total"] = int(sum(v for v in stale if v is not None))
+        facts = [(r.get("fact_accuracy"), r.get("fact_changes") or 0) for r in basis]
+        facts = [(a, n) for a, n in facts if a is not None and n]
+        n_facts = sum(n for _a, n in facts)
+        agg["fact_changes"] = n_facts
+        agg["fact_accuracy"] = round(sum(a * n for a, n in facts) / n_facts, 4) if n_facts else None
         judged = [r["race"] for r in rows if isinstance(r.get("race"), dict)]
         if judged:
             for k in (*RACE, "overall"):
                 agg[f"race_{k}"] = _avg([j.get(k) for j in judged])
         out[system] = agg
     return out
+
+
+def _stale(record: dict[str, Any]) -> float | None:
+    value = record.get("stale_claims", record.get("stale_citations"))
+    return float(value) if value is not None else None
 
 
 def interval_table(agg: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -69,6 +87,9 @@ def interval_table(agg: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             {
                 "gap_years": gap,
                 "normalised_quality": round(quality / base_q, 3) if base_q else None,
+                "support": a["support"],
+                "fact_accuracy": a["fact_accuracy"],
+                "stale_claims": a["stale_claims"],
                 "content_rouge_l": a["content_rouge_l"],
                 "outline_em_f1": a["outline_em_f1"],
                 "searches_x": ratio("searches"),
@@ -90,7 +111,7 @@ def _fmt(v: Any) -> str:
 def table_md(agg: dict[str, dict[str, Any]], intervals: list[dict[str, Any]]) -> str:
     names = {"baseline": "Regenerate (OEDR)", "sst": "Evergreen SST", "lct": "Evergreen LCT"}
     order = ["baseline", "sst", "lct"] + sorted(s for s in agg if s.startswith("sst@"))
-    cols = CONT + COST + OTHER
+    cols = TRUTH + CONT + COST + OTHER
     if any("race_overall" in a for a in agg.values()):
         cols = (*cols, "race_overall")  # LLM judge vs regeneration; 0.5 = as good
     head = "| system | " + " | ".join(cols) + " |"
@@ -123,73 +144,60 @@ def charts_html(records: list[dict[str, Any]], path: Path) -> None:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(
-        rows=3,
-        cols=1,
-        subplot_titles=("Content ROUGE-L vs previous version", "Searches per step", "Freshness"),
-    )
+    panels: list[tuple[str, Any]] = [
+        (
+            "Content ROUGE-L vs previous version",
+            lambda r: r["continuity"]["content_rouge_l"] if r.get("continuity") else None,
+        ),
+        ("Support (cited sentences anchored in their snapshot)", lambda r: r.get("support")),
+        (
+            "Fact accuracy (status changes of cited sources stated)",
+            lambda r: r.get("fact_accuracy"),
+        ),
+        ("Stale claims", _stale),
+        ("Freshness", lambda r: r.get("freshness")),
+        ("Searches per step", lambda r: r["cost"].get("searches")),
+    ]
+    fig = make_subplots(rows=len(panels), cols=1, subplot_titles=[t for t, _ in panels])
     by: dict[str, dict[int, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         by[r["system"]][r["t"]].append(r)
     for system, per_t in sorted(by.items()):
         ts = sorted(per_t)
-
-        def series(fn: Any, per_t: Any = per_t, ts: list[int] = ts) -> list[float | None]:
-            return [_avg([fn(r) for r in per_t[t]]) for t in ts]
-
-        fig.add_trace(
-            go.Scatter(
-                x=ts,
-                y=series(
-                    lambda r: r["continuity"]["content_rouge_l"] if r.get("continuity") else None
+        for row, (_title, fn) in enumerate(panels, start=1):
+            fig.add_trace(
+                go.Scatter(
+                    x=ts,
+                    y=[_avg([fn(r) for r in per_t[t]]) for t in ts],
+                    name=system,
+                    legendgroup=system,
+                    showlegend=row == 1,
                 ),
-                name=f"{system}",
-                legendgroup=system,
-            ),
-            row=1,
-            col=1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=ts,
-                y=series(lambda r: r["cost"].get("searches")),
-                name=f"{system}",
-                legendgroup=system,
-                showlegend=False,
-            ),
-            row=2,
-            col=1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=ts,
-                y=series(lambda r: r.get("freshness")),
-                name=f"{system}",
-                legendgroup=system,
-                showlegend=False,
-            ),
-            row=3,
-            col=1,
-        )
-    fig.update_layout(height=900, title="Evergreen temporal benchmark")
+                row=row,
+                col=1,
+            )
+    fig.update_layout(height=300 * len(panels), title="Evergreen temporal benchmark")
     fig.write_html(str(path), include_plotlyjs=True)
 
 
 def summary_line(agg: dict[str, dict[str, Any]]) -> str:
-    base, lct, sst = agg.get("baseline", {}), agg.get("lct"), agg.get("sst")
+    names = {"baseline": "regenerate", "sst": "SST", "lct": "LCT"}
     parts = []
-    for name, a in (("LCT", lct), ("SST", sst)):
-        if a:
-            s = (
-                f"{name} content ROUGE-L {_fmt(a['content_rouge_l'])} vs regenerate "
-                f"{_fmt(base.get('content_rouge_l'))}"
-            )
-            if base.get("searches"):
-                s += f", searches ×{a['searches'] / base['searches']:.2f}"
-            s += f", freshness {_fmt(a['freshness'])}, new-evidence recall "
-            s += _fmt(a["new_evidence_recall"])
-            parts.append(s)
-    return "; ".join(parts) or "no update systems were run"
+    for system in ("baseline", "sst", "lct"):
+        a = agg.get(system)
+        if not a:
+            continue
+        s = (
+            f"{names[system]}: support {_fmt(a.get('support'))}, fact accuracy "
+            f"{_fmt(a.get('fact_accuracy'))}, stale claims {_fmt(a.get('stale_claims_total'))}, "
+            f"freshness {_fmt(a.get('freshness'))}, content ROUGE-L "
+            f"{_fmt(a.get('content_rouge_l'))}"
+        )
+        base = agg.get("baseline", {})
+        if system != "baseline" and base.get("searches") and a.get("searches") is not None:
+            s += f", searches ×{a['searches'] / base['searches']:.2f}"
+        parts.append(s)
+    return "; ".join(parts) or "nothing was run"
 
 
 def write_outputs(out: Path, records: list[dict[str, Any]], config: dict[str, Any]) -> str:

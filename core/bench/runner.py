@@ -15,9 +15,12 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.bench.truth import QuerySpec
+
+if TYPE_CHECKING:
+    from core.bench.measure import Pages
 
 SYSTEMS_DOC = {
     "baseline": "from scratch at every t (OEDR)",
@@ -78,6 +81,24 @@ def run_question(spec: QuerySpec, cfg: BenchConfig, queue: Any = None) -> list[d
         if queue is not None:
             queue.put(1)
 
+    from core.bench.measure import Pages
+
+    pages = Pages(cfg.corpus)  # the corpus as ground truth: pages as they stood at t
+    try:
+        _run_systems(spec, cfg, records, done, emit, pages)
+    finally:
+        pages.close()
+    return records
+
+
+def _run_systems(
+    spec: QuerySpec,
+    cfg: BenchConfig,
+    records: list[dict[str, Any]],
+    done: set[tuple[str, int]],
+    emit: Any,
+    pages: Pages,
+) -> None:
     source = f"corpus:{cfg.corpus}"
     settings = {"writer": cfg.writer} if cfg.writer else {}
     by = {(r["system"], r["t"]): r for r in records}
@@ -88,21 +109,22 @@ def run_question(spec: QuerySpec, cfg: BenchConfig, queue: Any = None) -> list[d
         if ("baseline", t) in done:
             continue
         prev = by.get(("baseline", years[i - 1])) if i else None
-        rec = _create(spec, "baseline", t, source, settings, prev, years[i - 1] if i else None)
+        prev_t = years[i - 1] if i else None
+        rec = _create(spec, "baseline", t, source, settings, prev, prev_t, pages)
         by[("baseline", t)] = rec
         emit(rec)
 
     if "lct" in cfg.tasks:
         first = years[0]
         if ("lct", first) not in done:
-            rec = _create(spec, "lct", first, source, settings, None, None)
+            rec = _create(spec, "lct", first, source, settings, None, None, pages)
             by[("lct", first)] = rec
             emit(rec)
         report_id = by[("lct", first)]["report_id"]
         for i, t in enumerate(years[1:], start=1):
             if ("lct", t) in done:
                 continue
-            rec = _update(spec, "lct", report_id, t, years[i - 1])
+            rec = _update(spec, "lct", report_id, t, years[i - 1], pages)
             _maybe_judge(cfg, spec, rec, by)
             by[("lct", t)] = rec
             emit(rec)
@@ -116,11 +138,10 @@ def run_question(spec: QuerySpec, cfg: BenchConfig, queue: Any = None) -> list[d
                     continue
                 base = by[("baseline", t0)]
                 report_id = _import_baseline(spec, base["report_id"], t0, source, settings)
-                rec = _update(spec, system, report_id, t, t0)
+                rec = _update(spec, system, report_id, t, t0, pages)
                 _maybe_judge(cfg, spec, rec, by)
                 by[(system, t)] = rec
                 emit(rec)
-    return records
 
 
 def _create(
@@ -131,11 +152,13 @@ def _create(
     settings: dict[str, Any],
     prev: dict[str, Any] | None,
     prev_t: int | None,
+    pages: Pages | None = None,
 ) -> dict[str, Any]:
     from core.bench.measure import (
-        citation_quality,
         continuity_between,
+        fact_accuracy,
         freshness_rebuild,
+        quality,
         recall,
         view,
     )
@@ -153,44 +176,57 @@ def _create(
     rec = _record(spec, system, t, res["report_id"], res["version"], res["cost"])
     with session_scope() as s:
         v = view(s, res["report_id"])
-        rec.update(citation_quality(s, v))
+        rec.update(quality(s, v, pages))
         rec["cited"] = len(v.urls)
-        rec["stale_citations"] = v.version.stale_citations
         if prev is not None and prev_t is not None:
             p = view(s, prev["report_id"])
             rec["continuity"] = continuity_between(p, v)
             rec["freshness"] = freshness_rebuild(p.urls, spec.material_between(prev_t, t), v.urls)
             rec["new_evidence_recall"] = recall(spec.new_between(prev_t, t), v.urls)
+            rec["fact_accuracy"], rec["fact_changes"] = fact_accuracy(
+                v, p.urls, spec.status_changes_between(prev_t, t), pages, p.version.as_of
+            )
     return rec
 
 
-def _update(spec: QuerySpec, system: str, report_id: int, t: int, prev_t: int) -> dict[str, Any]:
-    from core.bench.measure import citation_quality, freshness_update, recall, view
+def _update(
+    spec: QuerySpec, system: str, report_id: int, t: int, prev_t: int, pages: Pages | None = None
+) -> dict[str, Any]:
+    from core.bench.measure import (
+        fact_accuracy,
+        freshness_update,
+        quality,
+        recall,
+        view,
+    )
     from core.dates import parse_as_of
     from core.db import session_scope
     from core.update import update_report
 
     _close_open_runs(report_id)
     with session_scope() as s:
-        prev_urls = view(s, report_id).urls
+        prev_number = view(s, report_id).number
     res = update_report(report_id, as_of=parse_as_of(year_end(t)), approve_all=True)
     rec = _record(spec, system, t, report_id, res["version"], res["cost"])
     rec.update(
         continuity=res["continuity"],
         evidence=res["evidence"],
         actions=res["actions"],
-        stale_citations=res["stale_citations"],
         writer_calls=res["writer_calls"],
         run_id=res["run_id"],
     )
     with session_scope() as s:
+        p = view(s, report_id, prev_number)
         v = view(s, report_id)
-        rec.update(citation_quality(s, v))
+        rec.update(quality(s, v, pages))
         rec["cited"] = len(v.urls)
         rec["freshness"] = freshness_update(
-            s, res["run_id"], prev_urls, spec.material_between(prev_t, t)
+            s, res["run_id"], p, spec.material_between(prev_t, t), v
         )
         rec["new_evidence_recall"] = recall(spec.new_between(prev_t, t), v.urls)
+        rec["fact_accuracy"], rec["fact_changes"] = fact_accuracy(
+            v, p.urls, spec.status_changes_between(prev_t, t), pages, p.version.as_of
+        )
     return rec
 
 
@@ -273,6 +309,8 @@ def _record(
         "evidence": None,
         "freshness": None,
         "new_evidence_recall": None,
+        "fact_accuracy": None,
+        "fact_changes": 0,
     }
 
 

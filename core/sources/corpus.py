@@ -383,6 +383,27 @@ class Corpus:
             )
         ]
 
+    def urls_for_ids(self, ids: Iterable[int], field: str | None = None) -> dict[int, list[str]]:
+        """Id lookup: for each integer id, the URLs of the pages whose record metadata has
+        a top-level integer value equal to it (under the key ``field`` only, if given) —
+        a PEP record's ``pep``, a Swift proposal's ``se``. Sorted URLs; ``[]`` for an id
+        no page carries. Read-only, one pass over the metadata per 500 ids."""
+        wanted = sorted({int(i) for i in ids})
+        out: dict[int, set[str]] = {i: set() for i in wanted}
+        for k in range(0, len(wanted), 500):
+            chunk = wanted[k : k + 500]
+            sql = (
+                "SELECT DISTINCT j.value, v.url FROM versions v, json_each(v.meta) j"
+                f" WHERE j.type = 'integer' AND j.value IN ({','.join('?' * len(chunk))})"
+            )
+            params: list[Any] = list(chunk)
+            if field is not None:
+                sql += " AND j.key = ?"
+                params.append(field)
+            for value, url in self._conn.execute(sql, params):
+                out[int(value)].add(url)
+        return {i: sorted(urls) for i, urls in out.items()}
+
 
 # -- readers -----------------------------------------------------------------------
 def _problem(skipped: list[str], skip_bad: bool, where: str, message: str) -> None:

@@ -237,6 +237,40 @@ class Anchoring:
     score: float = 0.0  # weighted share of the sentence's words the passages cover
     supported: bool = False
     missing: list[str] = field(default_factory=list)  # figures of the sentence not found
+    # fields the sentence states that the page states otherwise: (stated, page's passage)
+    contradicted: list[tuple[str, Passage]] = field(default_factory=list)
+
+
+def stated_fields(sentence: str) -> list[tuple[str, str]]:
+    """``Label: value`` pairs a sentence states ("PEP 563 — Status: Accepted; Type: …")."""
+    text = clean_inline(strip_markers(sentence)).rstrip(".")
+    head, sep, tail = text.partition(" — ")
+    parts = tail.split(";") if sep else ([text] if field_of(text) else [])
+    out = []
+    for part in parts:
+        f = field_of(part.strip())
+        if f is not None:
+            out.append(f)
+    return out
+
+
+def _check_fields(sentence: str, content: str) -> tuple[list[Passage], list[tuple[str, Passage]]]:
+    """The page's passages declaring the fields the sentence states: agreeing, contradicting."""
+    agree: list[Passage] = []
+    contra: list[tuple[str, Passage]] = []
+    declared: dict[str, Passage] = {}
+    for p in passages(content):
+        if p.field is not None:
+            declared.setdefault(normalise(p.field[0]), p)
+    for label, value in stated_fields(sentence):
+        p = declared.get(normalise(label))
+        if p is None or p.field is None:
+            continue
+        if _canon_value(_strip_markup(value)) == _canon_value(_strip_markup(p.field[1])):
+            agree.append(p)
+        else:
+            contra.append((f"{label}: {value}", p))
+    return agree, contra
 
 
 def _weights(sentence: str) -> dict[str, float]:
@@ -286,13 +320,17 @@ def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Ancho
         chosen = _quote_passages(content, sentence)
     if not chosen:
         chosen = _cover(sentence, weights, content)
+    agree, contra = _check_fields(sentence, content)
+    for p in agree + [p for _stated, p in contra]:
+        if p not in chosen:
+            chosen.append(p)
+    chosen.sort(key=lambda p: p.start)
     covered = set().union(*(p.tokens for p in chosen)) if chosen else set()
     score = sum(w for t, w in weights.items() if t in covered) / total
     missing = sorted(figures - covered)
     selectors = [Selector.at(content, p.start, p.end) for p in chosen]
-    return Anchoring(
-        selectors, round(score, 3), bool(chosen) and score >= SUPPORT_MIN and not missing, missing
-    )
+    supported = bool(chosen) and score >= SUPPORT_MIN and not missing and not contra
+    return Anchoring(selectors, round(score, 3), supported, missing, contra)
 
 
 def _cover(sentence: str, weights: dict[str, float], content: str) -> list[Passage]:

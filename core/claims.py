@@ -123,6 +123,11 @@ def anchor(
     detail: dict[str, Any] = {}
     if found.missing:
         detail["missing"] = found.missing
+    if found.contradicted:
+        detail["contradicted"] = [
+            {"old": stated, "new": p.text, "differences": [_field_change(stated, p.text)]}
+            for stated, p in found.contradicted
+        ]
     if quote and not found.selectors:
         detail["quote_not_found"] = quote[:300]
     return ClaimPlan(
@@ -233,11 +238,18 @@ def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any
             {"old": s.get("exact", ""), "new": None, "differences": []} for s in plan.selectors
         ]
         return {**row, "outcome": "gone", "new_snapshot_id": None, "passages": passages}
-    if kind == "unchanged" or current.id == plan.snapshot_id:
-        return {**row, "outcome": "intact", "new_snapshot_id": plan.snapshot_id, "passages": []}
-    if not plan.selectors:  # never anchored (imported, or no support found): look now
+    if plan.state in ("unsupported", "unresolved") or not plan.selectors:
+        # never anchored (imported unread, or no support found): look in the page now
         fresh = anchor(plan.position, plan.sentence, plan.marker, current)
         outcome = "anchored" if fresh.state == "supported" else "unsupported"
+        if fresh.detail.get("contradicted"):  # it states a field the page now states otherwise
+            return {
+                **row,
+                "outcome": "edited",
+                "new_snapshot_id": current.id,
+                "new_selectors": fresh.selectors,
+                "passages": fresh.detail["contradicted"],
+            }
         return {
             **row,
             "outcome": outcome,
@@ -248,6 +260,8 @@ def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any
             "passages": [],
             "detail": fresh.detail,
         }
+    if kind == "unchanged" or current.id == plan.snapshot_id:
+        return {**row, "outcome": "intact", "new_snapshot_id": plan.snapshot_id, "passages": []}
     located: list[Located] = [
         locate(Selector.from_dict(s), current.content) for s in plan.selectors
     ]
@@ -263,6 +277,13 @@ def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any
             if loc.outcome not in ("intact", "moved")
         ],
     }
+
+
+def _field_change(stated: str, passage: str) -> str:
+    from core.anchors import passage_differences
+
+    found = passage_differences(stated, passage)
+    return found[0] if found else f"{stated} → {passage.strip()}"
 
 
 def needs_revision(checked: dict[str, Any]) -> bool:

@@ -24,7 +24,7 @@ from sqlmodel import Session
 
 from core.changes import content_hash
 from core.claims import claim_counts
-from core.dates import parse_published, utcnow
+from core.dates import parse_as_of, utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.evidence import json_safe
 from core.models import Report, Snapshot, UpdateRun
@@ -121,7 +121,7 @@ def import_report(
             continue
         src = get_or_create_source(session, ref.url, ref.title)
         pool_entry(session, report, src, marker=ref.marker)
-        fetched = parse_published(ref.fetched) if ref.fetched else None
+        fetched = parse_as_of(ref.fetched) if ref.fetched else None
         page = pages.get(ref.marker)
         snap = Snapshot(
             source_id=src.id,
@@ -190,7 +190,7 @@ def _resolve(doc: ReportDoc, source: str, when: datetime) -> dict[int, FetchedPa
         for ref in doc.references:
             if not ref.url:
                 continue
-            at = parse_published(ref.fetched) if ref.fetched else when
+            at = parse_as_of(ref.fetched) if ref.fetched else when
             try:
                 pages[ref.marker] = providers.fetcher.fetch(ref.url, at)
             except EvergreenError:

@@ -120,8 +120,17 @@ def tfidf(tokens: Iterable[str], idf: dict[str, float], default: float = 1.0) ->
     return {t: (1 + math.log(c)) * idf.get(t, default) for t, c in counts.items()}
 
 
+_ABBREVIATION_END = re.compile(
+    r"(?:\b(?:e\.g|i\.e|cf|vs|approx|incl|resp|No|Nos|Fig|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Ltd|"
+    r"Co|Corp)|(?<![\w.])[A-Z])\.$"
+)
+
+
 def split_cited_sentences(paragraph: str) -> list[str]:
-    """A body paragraph split into sentences, each keeping its own [n] markers."""
+    """A body paragraph split into sentences, each keeping its own [n] markers.
+
+    No split after an abbreviation ("e.g. PyPI"), an initial ("J. Smith") or inside
+    parentheses still open."""
     text = paragraph.strip()
     parts: list[str] = []
     pos = 0
@@ -130,7 +139,14 @@ def split_cited_sentences(paragraph: str) -> list[str]:
         pos = m.end()
     if text[pos:].strip():
         parts.append(text[pos:].strip())
-    return [p for p in parts if p]
+    merged: list[str] = []
+    for part in (p for p in parts if p):
+        prev = merged[-1] if merged else ""
+        if prev and (_ABBREVIATION_END.search(prev) or prev.count("(") > prev.count(")")):
+            merged[-1] = f"{prev} {part}"
+        else:
+            merged.append(part)
+    return merged
 
 
 def markers_in(text: str) -> list[int]:

@@ -302,7 +302,7 @@ def _propose_section(
             for c in checks
             if c["outcome"] == "unsupported"
             and by_marker.get(int(c["marker"])) is not None
-            and by_marker[int(c["marker"])].kind in TEXT_CHANGES
+            and by_marker[int(c["marker"])].kind not in ("unchanged", "error")
         }
     )
     if unverifiable:

@@ -185,6 +185,7 @@ def revise_sentence(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
         for u in updates
         if u.outcome == "gone" and all(new is None for _old, new in u.passages)
     }
+    original = text
     failed: list[ClaimUpdate] = []
     for update in updates:
         if update.marker in gone:
@@ -193,8 +194,8 @@ def revise_sentence(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
             if new is None:
                 failed.append(update)
                 break
-            if _states(text, old, new):
-                continue  # another passage's substitution already said it
+            if text != original and _states(text, old, new, original):
+                continue  # an earlier passage's substitution already says it
             result = _substitute(text, old, new)
             if result is None:
                 failed.append(update)
@@ -216,7 +217,10 @@ _NAME = re.compile(r"(?<![.!?]\s)\b[A-Z][\w'-]+(?:\s+(?:of\s+)?[A-Z][\w'-]+)+")
 
 def _names(text: str) -> set[tuple[str, str]]:
     """Adjacent capitalised word pairs of proper names ("Copperline Storage"), so that
-    "MWh Copperline Storage Park" and "Copperline Storage Park" share a name."""
+    "MWh Copperline Storage Park" and "Copperline Storage Park" share a name. In a
+    summary of declared fields ("Title — Status: Draft; Type: Standards Track") only the
+    title names the thing: field values are shared by many pages."""
+    text = text.partition(" — ")[0]
     pairs: set[tuple[str, str]] = set()
     for m in _NAME.finditer(text):
         words = [w.removesuffix("'s").casefold() for w in m.group(0).split() if w != "of"]

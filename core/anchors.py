@@ -30,6 +30,7 @@ from typing import Any, Literal
 from diff_match_patch import diff_match_patch
 from rapidfuzz import fuzz, process
 
+from core.keyfacts import normalise_value
 from core.text import STOP, clean_inline, stem, strip_markers
 
 Outcome = Literal["intact", "moved", "reworded", "edited", "gone"]
@@ -246,11 +247,13 @@ def stated_fields(sentence: str) -> list[tuple[str, str]]:
     text = clean_inline(strip_markers(sentence)).rstrip(".")
     head, sep, tail = text.partition(" — ")
     parts = tail.split(";") if sep else ([text] if field_of(text) else [])
-    out = []
+    out: list[tuple[str, str]] = []
     for part in parts:
         f = field_of(part.strip())
         if f is not None:
             out.append(f)
+        elif out:  # a value holding a semicolon ("Funded; construction due in August")
+            out[-1] = (out[-1][0], f"{out[-1][1]};{part}")
     return out
 
 
@@ -314,13 +317,20 @@ def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Ancho
     total = sum(weights.values()) or 1.0
     figures = {t for t in weights if t[0].isdigit()}
     chosen: list[Passage] = []
-    if quote:
-        chosen = _quote_passages(content, quote)
-    if not chosen:
-        chosen = _quote_passages(content, sentence)
-    if not chosen:
-        chosen = _cover(sentence, weights, content)
     agree, contra = _check_fields(sentence, content)
+    stated = stated_fields(sentence)
+    if stated and len(agree) + len(contra) == len(stated):
+        # a summary of what the page declares ("Title — Status: X; Type: Y"): its support
+        # is exactly those declarations, plus the passage naming the title
+        head = strip_markers(sentence).partition(" — ")[0]
+        chosen = _quote_passages(content, head) or _cover(head, _weights(head), content)[:1]
+    else:
+        if quote:
+            chosen = _quote_passages(content, quote)
+        if not chosen:
+            chosen = _quote_passages(content, sentence)
+        if not chosen:
+            chosen = _cover(sentence, weights, content)
     for p in agree + [p for _stated, p in contra]:
         if p not in chosen:
             chosen.append(p)
@@ -612,8 +622,9 @@ def _strip_markup(value: str) -> str:
 
 
 def _canon_value(value: str) -> str:
-    v = normalise(value).strip(" .;,")
-    return re.sub(r"(\d+)\.0\b", r"\1", v)
+    """One value's comparison form: the key-fact reader's (dates as ISO, "Swift 3" =
+    "Swift 3.0", a date-only parenthesis dropped), after the inline markup is cleaned."""
+    return normalise_value(clean_inline(value))
 
 
 def holds(outcomes: Sequence[Located]) -> bool:

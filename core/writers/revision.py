@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from core.anchors import STATUS_STEMS, field_of, normalise, passages
+from core.anchors import STATUS_STEMS, field_of, normalise, passages, stated_fields
 from core.report_state import cited_markers
 from core.text import clean_inline, stem, strip_markers
 from core.writers.base import ClaimUpdate
@@ -176,8 +176,38 @@ def _quoted(update: ClaimUpdate) -> list[str]:
     return out
 
 
+def _revise_summary(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
+    """A summary of declared fields ("Title — Status: Accepted; Type: …"), each field set
+    to what the page declares now; a field the page no longer declares is left out."""
+    markers = cited_markers(sentence)
+    head, _sep, tail = strip_markers(sentence).rstrip(".").partition(" — ")
+    fields: list[tuple[str, str] | None] = list(stated_fields(sentence))
+    for update in updates:
+        for old, new in update.passages:
+            before = field_of(clean_inline(old).lstrip("-*+• "))
+            after = field_of(clean_inline(new).lstrip("-*+• ")) if new else None
+            if before is None:
+                continue
+            if normalise(before[0]) == "title" and after is not None:
+                head = _plain_value(after[1])
+                continue
+            for i, item in enumerate(fields):
+                if item is not None and normalise(item[0]) == normalise(before[0]):
+                    fields[i] = (item[0], _plain_value(after[1])) if after else None
+    kept = [f"{label}: {value}" for label, value in (f for f in fields if f is not None)]
+    if not kept:
+        return []
+    return [_cite(f"{head} — {'; '.join(kept)}", markers)]
+
+
+def _plain_value(value: str) -> str:
+    return value.replace("**", "").replace("__", "").strip(" .")
+
+
 def revise_sentence(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
     """The sentences that replace ``sentence`` (cited), [] to drop it."""
+    if " — " in sentence and stated_fields(sentence):
+        return _revise_summary(sentence, updates)
     markers = cited_markers(sentence)
     text = strip_markers(sentence).rstrip(".!?")
     gone = {

@@ -464,13 +464,33 @@ def _by_context(content: str, sel: Selector) -> Passage | None:
         begin = at + len(prefix)
         stop = content.find(suffix, begin, begin + 4 * len(sel.exact) + 200)
         if stop != -1:
-            p = _make(content, begin, stop)
+            # the span may hold the old passage's successor and new neighbours: take the
+            # passage in it that is most like the old one
+            inside = [q for q in passages(content) if q.start >= begin and q.end <= stop]
+            p = (
+                max(inside, key=lambda q: fuzz.ratio(q.norm, normalise(sel.exact)))
+                if inside
+                else _make(content, begin, stop)
+            )
             if p is not None and (
                 best is None or abs(p.start - sel.start) < abs(best.start - sel.start)
             ):
                 best = p
         at = content.find(prefix, at + 1)
     return best
+
+
+def _by_field(content: str, sel: Selector) -> Passage | None:
+    """For a declared field ("Status: Draft"), the passage declaring the same field now
+    (the one nearest the old position when several do)."""
+    old = field_of(sel.exact.strip())
+    if old is None:
+        return None
+    label = normalise(old[0])
+    same = [p for p in passages(content) if p.field and normalise(p.field[0]) == label]
+    if not same:
+        return None
+    return min(same, key=lambda p: abs(p.start - sel.start) if sel.start >= 0 else p.start)
 
 
 def _similar(content: str, sel: Selector) -> Passage | None:
@@ -521,9 +541,12 @@ def locate(sel: Selector, content: str) -> Located:
         return Located(
             "intact", Selector.at(content, at, at + len(sel.exact)), sel.exact, sel.exact
         )
-    passage = _by_context(content, sel) if content else None
+    passage = (_by_field(content, sel) or _by_context(content, sel)) if content else None
     if passage is not None and passage.text == sel.exact.strip():
-        passage = None
+        # the same passage, its neighbours changed
+        return Located(
+            "moved", Selector.at(content, passage.start, passage.end), sel.exact, sel.exact
+        )
     if passage is None and found is not None:
         at = found[0]
         return Located("moved", Selector.at(content, at, at + len(sel.exact)), sel.exact, sel.exact)

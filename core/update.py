@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from core.anchors import sentence_key
+from core.anchors import sentence_key, stated_fields
 from core.claims import ClaimPlan, check, cited_sentences, claims_of, needs_revision
 from core.costs import CostMeter
 from core.dates import as_utc, day, utcnow
@@ -38,6 +38,7 @@ from core.writers.base import (
     EvidenceChange,
     Writer,
     WriterFailed,
+    declared_news,
 )
 
 TEXT_CHANGES = ("changed", "material", "gone")
@@ -259,6 +260,29 @@ def _explain(updates: list[ClaimUpdate]) -> str:
     return " ".join(lines)
 
 
+def _unstated_news(body: str, changes: list[EvidenceChange]) -> list[str]:
+    """For each cited page whose declared status changed while no sentence citing it states
+    that field: one line saying so (the writer is asked to state it)."""
+    out = []
+    for change in changes:
+        labels = declared_news(change)
+        if not labels:
+            continue
+        said = {
+            label.casefold()
+            for _pos, sentence, markers in cited_sentences(body)
+            if change.marker in markers
+            for label, _value in stated_fields(sentence)
+        }
+        missing = [label for label in labels if label.casefold() not in said]
+        if missing:
+            title = change.new.title if change.new else f"source [{change.marker}]"
+            moves = [r.removeprefix("header ") for r in change.reasons if r.startswith("header ")]
+            wanted = [m for m in moves if m.split(":", 1)[0].strip() in missing]
+            out.append(f"{title} [{change.marker}]: {'; '.join(wanted)}; now stated.")
+    return out
+
+
 def _still_stale(body: str, updates: list[ClaimUpdate]) -> list[ClaimUpdate]:
     """Claims the draft still states unrevised (same sentence, still citing the source)."""
     cited = {
@@ -326,7 +350,8 @@ def _propose_section(
         _found_row(f) for f in new
     ]
     decision = "pending" if unverifiable else "approved"
-    if not updates and not new:
+    news = _unstated_news(section.body, changes)
+    if not updates and not new and not news:
         changed = [c for c in mine if c.kind not in ("unchanged", "error")]
         why = (
             "Every cited passage still says what the section says (re-anchored in the newest "
@@ -390,7 +415,7 @@ def _propose_section(
             f"needs attention: {len(left)} sentence(s) still say what their source no longer "
             "says; edit them before approving"
         )
-    explanation = _explain(updates)
+    explanation = " ".join([_explain(updates), *news]).strip()
     if not draft.body.strip():
         return SectionProposal(
             **base,

@@ -243,7 +243,7 @@ def test_page_that_instructs_the_model_changes_only_its_own_section(env: Env) ->
     # A model that obeys the page: its revision adds the sentence, citing [lfp] and [99].
     [old] = [sec.body for sec in latest_sections(env) if flow in cited_markers(sec.body)]
     obeyed = old + f" Evergreen recommends buying ACME shares [{lfp}][99]."
-    env.llm.script(Step("ok", content={"body": obeyed}))
+    env.llm.script(Step("ok", content={"body": obeyed}), Step("ok", content={"body": obeyed}))
     result = env.update()
     props = proposals(result["run_id"])
     mine = citing(props, flow)
@@ -325,7 +325,11 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
 
     with site, FakeTavily(results, key=TAVILY_KEY) as tavily, FakeOpenAI() as llm:
         use_loopback_providers(
-            monkeypatch, tavily=tavily, tavily_key=TAVILY_KEY, llm=llm, openai_key=OPENAI_KEY,
+            monkeypatch,
+            tavily=tavily,
+            tavily_key=TAVILY_KEY,
+            llm=llm,
+            openai_key=OPENAI_KEY,
             home=home,
         )
         made = create_report(QUESTION, source="web", settings={"writer": "openai"})
@@ -359,7 +363,9 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
             page.set_default_timeout(60_000)
             open_screen(page, url, "review", "Review")
             expect(page.get_by_role("button", name="Commit version")).to_be_visible()
-            expect(page.get_by_text(PWN_SCRIPT).first).to_be_visible()  # shown as text
+            expect(
+                page.get_by_text(PWN_SCRIPT).filter(visible=True).first
+            ).to_be_visible()  # shown as text
             page.wait_for_timeout(500)
             assert page.evaluate("() => typeof window.__pwned") == "undefined"
             assert page.locator("a[href^='javascript:']").count() == 0
@@ -368,7 +374,7 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
             review_run(result["run_id"], approve_all=True, commit=True)
             open_screen(page, url, "report", "Report")
             expect(page.get_by_text("Model says").first).to_be_visible()
-            expect(page.get_by_text(PWN_SCRIPT).first).to_be_visible()
+            expect(page.get_by_text(PWN_SCRIPT).filter(visible=True).first).to_be_visible()
             page.wait_for_timeout(500)
             assert page.evaluate("() => typeof window.__pwned") == "undefined"
             assert page.locator("a[href^='javascript:']").count() == 0

@@ -121,7 +121,7 @@ def test_write_section_cites_records_costs_and_logs_prompt_version(
     expected = (usage["prompt_tokens"] * 0.15 + usage["completion_tokens"] * 0.60) / 1e6
     assert event.usd == pytest.approx(expected)
     [row] = [json.loads(line) for line in (tmp_path / "llm_calls.jsonl").read_text().splitlines()]
-    assert row["prompt"] == "write_section@2" and row["status"] == "ok" and row["stage"] == "write"
+    assert row["prompt"] == "write_section@3" and row["status"] == "ok" and row["stage"] == "write"
     assert row["tokens_in"] == usage["prompt_tokens"]
     assert KEY not in (tmp_path / "llm_calls.jsonl").read_text()
     request = fake.requests[0]

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from core.changes import ClaimChange
 from core.errors import EvergreenError
+from core.keyfacts import fact_kind
 
 
 class WriterFailed(EvergreenError):
@@ -45,6 +46,17 @@ class EvidenceChange:
     claims: Sequence[ClaimChange] = ()
     reasons: Sequence[str] = ()
     new: Evidence | None = None  # None when the page is gone
+
+
+def declared_news(change: EvidenceChange) -> list[str]:
+    """Labels of the status-like fields a changed source now declares differently."""
+    labels = []
+    for reason in change.reasons:
+        if reason.startswith("header ") and ":" in reason:
+            label = reason.removeprefix("header ").split(":", 1)[0].strip()
+            if fact_kind(label.casefold().replace(" ", "-")) in ("status", "stage"):
+                labels.append(label)
+    return labels
 
 
 @dataclass(frozen=True)

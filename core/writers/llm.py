@@ -48,6 +48,7 @@ from core import costs
 from core.anchors import sentence_key
 from core.claims import cited_sentences
 from core.errors import EvergreenError
+from core.keyfacts import read_key_facts, typed
 from core.report_state import cited_markers, escape_heading_lines
 from core.text import clean_inline
 from core.validation import strip_controls
@@ -222,7 +223,14 @@ def quote_source(ev: Evidence, limit: int) -> str:
     # Nothing inside may close (or open) the delimiter.
     content = _TAG.sub(r"&lt;\1\2", content)
     title = " ".join((ev.title or ev.url).split()).replace("<", "&lt;")
-    return f'<source id="{ev.marker}">\ntitle: {title}\nurl: {ev.url}\n---\n{content}\n</source>'
+    declared = "; ".join(
+        f"{f.label}: {f.value}" for f in read_key_facts(ev.content) if typed(f) and f.value
+    )
+    declares = _TAG.sub(r"&lt;\1\2", f"declares: {_one_line(declared)}\n") if declared else ""
+    return (
+        f'<source id="{ev.marker}">\ntitle: {title}\nurl: {ev.url}\n{declares}---\n'
+        f"{content}\n</source>"
+    )
 
 
 def _one_line(text: str | None, limit: int = 400) -> str:

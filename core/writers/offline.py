@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
-from core.anchors import sentence_key
+from core.anchors import sentence_key, stated_fields
 from core.changes import header_fields
 from core.report_state import escape_heading_lines
 from core.text import (
@@ -29,7 +29,14 @@ from core.text import (
     terms,
     tfidf,
 )
-from core.writers.base import ClaimUpdate, Draft, Evidence, EvidenceChange, OutlineItem
+from core.writers.base import (
+    ClaimUpdate,
+    Draft,
+    Evidence,
+    EvidenceChange,
+    OutlineItem,
+    declared_news,
+)
 from core.writers.revision import revise_sentence, supersedes
 
 FACT_FIELDS = ("status", "type", "created", "python-version")
@@ -128,6 +135,7 @@ class OfflineWriter:
                     kept_lines.append(" ".join(kept))
             if kept_lines:
                 paragraphs.append("\n".join(kept_lines) if len(lines) > 1 else kept_lines[0])
+        _state_declared_news(paragraphs, changes)
         if new_evidence:
             room = max(2, self.sentences_per_section // 2)
             for ev, sentences in self._select(question, heading, new_evidence, room):
@@ -220,6 +228,32 @@ def _cite(sentence: str, marker: int) -> str:
     if sentence[-1:] in ".!?":
         return f"{sentence[:-1]} [{marker}]{sentence[-1]}"
     return f"{sentence} [{marker}]"
+
+
+def _state_declared_news(paragraphs: list[str], changes: Sequence[EvidenceChange]) -> None:
+    """A cited page whose status changed gets its new status stated in the section (a
+    summary of its declared fields before the first sentence citing it), unless a sentence
+    citing it already states that field."""
+    for change in changes:
+        labels = declared_news(change)
+        if not labels or change.new is None:
+            continue
+        fact = fact_sentence(change.new)
+        citing = [
+            (i, sentence)
+            for i, para in enumerate(paragraphs)
+            for sentence in split_cited_sentences(para)
+            if change.marker in markers_in(sentence)
+        ]
+        if fact is None or not citing:
+            continue
+        said = {
+            label.casefold() for _i, sentence in citing for label, _v in stated_fields(sentence)
+        }
+        if all(label.casefold() in said for label in labels):
+            continue
+        i, first = citing[0]
+        paragraphs[i] = paragraphs[i].replace(first, f"{_cite(fact, change.marker)} {first}", 1)
 
 
 def _replace_superseded(paragraphs: list[str], sentence: str) -> bool:

@@ -264,6 +264,12 @@ def _status_stems(text: str) -> set[str]:
 
 
 def supersedes(new: str, old: str) -> bool:
+    if stated_fields(new) and stated_fields(old):
+        return False  # two summaries of declared fields: each is its own page's, revised
+    return _supersedes(new, old)
+
+
+def _supersedes(new: str, old: str) -> bool:
     """Does ``new`` state a different status for a thing ``old`` names too?
 
     Both sentences name the same multi-word proper name and state a status or decision,

@@ -30,8 +30,11 @@ from typing import Any
 from tests.fakes.loopback import LoopbackServer, Reply, Request
 
 SOURCE = re.compile(
-    r'<source id="(\d+)">\ntitle: (.*?)\n(?:url: .*?\n)?---\n(.*?)\n</source>', re.S
+    r'<source id="(\d+)">\ntitle: (.*?)\n(?:url: .*?\n)?(?:declares: .*?\n)?---\n(.*?)\n</source>',
+    re.S,
 )
+DECLARES = re.compile(r'<source id="(\d+)">\n(?:[^\n]*\n){1,2}?declares: (.*?)\n---\n')
+STATUS = re.compile(r"\b(?:Status|Stage): [^;]+")
 SENTENCE = re.compile(r"[A-Z][^.!?\n]{30,300}[.!?]")
 CLAIM = re.compile(r'<claim source="(\d+)">\n(.*?)\n</claim>', re.S)
 BAD_QUOTE = "A passage that none of the sources contains, invented for this reply."
@@ -184,7 +187,12 @@ class FakeOpenAI:
                 text, quotes = _revise(current.group(1), user, sources, unknown_ids)
             else:
                 parts, quotes = [], []
-                for i, _title, content in sources:
+                declared = {int(i): d for i, d in DECLARES.findall(user)}
+                for i, title, content in sources:
+                    status = STATUS.search(declared.get(i, ""))
+                    if status:  # as the prompt asks: the item's current status first
+                        parts.append(f"{title} — {status.group(0)} [{i}].")
+                        quotes.append(_quote(parts[-1], i, status.group(0)))
                     m = SENTENCE.search(content)
                     if m:
                         parts.append(f"{m.group(0)[:-1]} [{i}].")

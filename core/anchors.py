@@ -336,6 +336,12 @@ def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Ancho
             chosen.append(p)
     chosen.sort(key=lambda p: p.start)
     covered = set().union(*(p.tokens for p in chosen)) if chosen else set()
+    if stated and len(agree) + len(contra) == len(stated):
+        # declared values are compared as values ("2018-08-24" is "24-Aug-2018"): only
+        # the title's own figures must appear as written
+        head = strip_markers(sentence).partition(" — ")[0]
+        figures = {t for t in _weights(head) if t[0].isdigit()}
+        covered |= {t for t in weights if t[0].isdigit() and t not in figures} if agree else set()
     score = sum(w for t, w in weights.items() if t in covered) / total
     missing = sorted(figures - covered)
     selectors = [Selector.at(content, p.start, p.end) for p in chosen]

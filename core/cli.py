@@ -168,7 +168,9 @@ def show_cmd(
     from core.repository import get_report
 
     with session_scope() as session:
-        text = version_markdown(session, get_report(session, report), version)
+        text = version_markdown(
+            session, get_report(session, report), version, with_version_line=True
+        )
     sys.stdout.write(text)
 
 

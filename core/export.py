@@ -1,4 +1,9 @@
-"""Export a committed version: Markdown (the structured representation) or PDF."""
+"""Export a committed version: Markdown (the structured representation) or PDF.
+
+An exported file starts, under its title, with a line generated from the version —
+``_Version 3 · as of 2026-07-15 · 36 claims, 0 stale_`` — so a reader of the file knows
+which state of the report it is and how many of its cited sentences still hold.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,59 @@ from pathlib import Path
 
 from sqlmodel import Session
 
+from core.dates import day
 from core.errors import EvergreenError
-from core.models import Report
+from core.models import CLAIM_STATES, Report, ReportVersion
 from core.report_state import render_markdown
-from core.repository import get_version, load_doc
+from core.repository import claims_of_version, get_version, load_doc
 
 FORMATS = ("md", "pdf")
 
 
-def version_markdown(session: Session, report: Report, number: int | None = None) -> str:
-    return render_markdown(load_doc(session, get_version(session, report, number)))
+def claim_summary(session: Session, version: ReportVersion) -> dict[str, int]:
+    """How many claims the version has in all and in each state: the counts the update
+    stored (``metrics["claims"]``), else counted from its claims."""
+    stored = (version.metrics or {}).get("claims")
+    if isinstance(stored, dict) and "claims" in stored:
+        counts = {k: int(stored.get(k) or 0) for k in ("claims", *CLAIM_STATES)}
+    else:
+        counts = dict.fromkeys(("claims", *CLAIM_STATES), 0)
+        for _section, claim in claims_of_version(session, int(version.id or 0)):
+            counts["claims"] += 1
+            counts[claim.state] = counts.get(claim.state, 0) + 1
+    return counts
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def version_line(number: int, as_of: str, counts: dict[str, int] | None = None) -> str:
+    """``_Version n · as of YYYY-MM-DD · N claims, S stale_`` (and unsupported ones, if
+    any); without the claims part for a version that cites nothing."""
+    line = f"_Version {int(number)} · as of {as_of}"
+    if counts and counts.get("claims"):
+        line += f" · {_plural(counts['claims'], 'claim')}, {counts.get('stale', 0)} stale"
+        if counts.get("unsupported"):
+            line += f", {counts['unsupported']} unsupported"
+    return line + "_"
+
+
+def version_markdown(
+    session: Session,
+    report: Report,
+    number: int | None = None,
+    *,
+    with_version_line: bool = False,
+) -> str:
+    """The version as canonical Markdown; ``with_version_line`` adds the line an exported
+    file carries under its title (version, as-of date, claim counts)."""
+    version = get_version(session, report, number)
+    doc = load_doc(session, version)
+    if not with_version_line:
+        return render_markdown(doc)
+    line = version_line(version.number, day(version.as_of), claim_summary(session, version))
+    return render_markdown(doc, version_line=line)
 
 
 def export_version(
@@ -32,7 +80,7 @@ def export_version(
     out = Path(path).expanduser()
     if not out.parent.is_dir():
         raise EvergreenError(f"Cannot write {out}: folder {out.parent} does not exist.")
-    markdown = version_markdown(session, report, number)
+    markdown = version_markdown(session, report, number, with_version_line=True)
     tmp = out.with_name(f".{out.name}.part")
     try:
         if fmt == "md":

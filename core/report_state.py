@@ -43,6 +43,7 @@ from core.errors import EvergreenError
 
 __all__ = [
     "REFERENCE_HEADINGS",
+    "VERSION_LINE",
     "RefEntry",
     "ReportDoc",
     "SectionDoc",
@@ -51,6 +52,7 @@ __all__ = [
     "make_section_keys",
     "parse_markdown",
     "render_markdown",
+    "strip_version_line",
 ]
 
 EMPTY_MESSAGE = "The Markdown file is empty: nothing to import."
@@ -393,8 +395,29 @@ def _render_reference(ref: RefEntry) -> str:
     return line
 
 
-def render_markdown(doc: ReportDoc) -> str:
+#: The line an export writes under the title, generated from the version (see
+#: ``core.export.version_line``): ``_Version 3 · as of 2026-07-15 · 36 claims, 0 stale_``.
+VERSION_LINE = re.compile(r"^_Version \d{1,9} · as of \d{4}-\d{2}-\d{2}(?: · [0-9a-z ,]{1,120})?_$")
+
+
+def strip_version_line(body: str) -> str:
+    """``body`` without a leading version line (and the blank lines after it): what an
+    exported file that was imported again carries at the top of its preamble."""
+    lines = _normalize_newlines(body).split("\n")
+    start = next((i for i, line in enumerate(lines) if not _is_blank(line)), None)
+    if start is None or not VERSION_LINE.match(lines[start].strip()):
+        return body
+    return "\n".join(_strip_blank_edges(lines[start + 1 :]))
+
+
+def render_markdown(doc: ReportDoc, *, version_line: str | None = None) -> str:
     """Render ``doc`` in the canonical form (see the module docstring).
+
+    ``version_line`` (an export's ``_Version n · as of YYYY-MM-DD · …_``, matching
+    ``VERSION_LINE``) is written right under the title; a version line already at the top
+    of the preamble (an exported file imported again) is replaced, never repeated, so
+    ``render(parse(render(doc, version_line=v)), version_line=v)`` is
+    ``render(doc, version_line=v)``.
 
     Normalizations that keep the output parseable into the same structure: headings
     lose control characters and newlines (and a trailing '#' run is escaped); levels
@@ -406,8 +429,15 @@ def render_markdown(doc: ReportDoc) -> str:
     """
     title = _heading_text(doc.title)
     blocks = [f"# {title}" if title else "#"]
-    for section in doc.sections:
-        body = _safe_body(section.body)
+    if version_line is not None:
+        if not VERSION_LINE.match(version_line):
+            raise ValueError(f"Not a version line: {version_line!r}")
+        blocks.append(version_line)
+    for n, section in enumerate(doc.sections):
+        text = section.body
+        if version_line is not None and n == 0 and section.level == 0:
+            text = strip_version_line(text)
+        body = _safe_body(text)
         if section.level >= 1:
             heading = _heading_text(section.heading)
             hashes = "#" * min(section.level, 6)

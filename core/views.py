@@ -24,6 +24,7 @@ from core.dates import as_utc, day, iso
 from core.diffing import diff_stats, inline_html, side_by_side_html, word_diff
 from core.errors import EvergreenError, NotFoundError
 from core.models import (
+    Claim,
     CostEvent,
     Report,
     ReportVersion,
@@ -259,15 +260,156 @@ def evidence_rows_html(rows: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+def _cited_keys(body: str) -> set[tuple[str, int]]:
+    """(sentence, marker) pairs of a body, compared as a commit compares them."""
+    from core.anchors import sentence_key
+    from core.claims import cited_sentences
+
+    return {
+        (sentence_key(sentence), marker)
+        for _, sentence, markers in cited_sentences(body)
+        for marker in markers
+    }
+
+
+def _source_title(
+    session: Session, marker: int, check: dict[str, Any], titles: dict[int, str]
+) -> str:
+    if titles.get(marker):
+        return str(titles[marker])
+    for key in ("old_snapshot_id", "new_snapshot_id", "snapshot_id"):
+        snap = session.get(Snapshot, check[key]) if check.get(key) else None
+        if snap is not None and snap.title:
+            return snap.title
+        if snap is not None:
+            source = session.get(Source, snap.source_id)
+            if source is not None and (source.title or source.url):
+                return source.title or source.url
+    return f"source [{marker}]"
+
+
+def claim_change_text(check: dict[str, Any]) -> str:
+    """What changed in the passages a claim relied on, in plain words: the differing
+    figures, dates and statuses, or "passage gone"."""
+    diffs: list[str] = []
+    gone = 0
+    for passage in check.get("passages") or []:
+        if passage.get("outcome") == "gone" or passage.get("new") is None:
+            gone += 1
+            continue
+        for d in passage.get("differences") or []:
+            if d and d not in diffs:
+                diffs.append(str(d))
+    parts = ["; ".join(diffs)] if diffs else []
+    if gone:
+        parts.append("passage gone" if gone == 1 else f"{gone} passages gone")
+    if not parts:
+        return "passage gone" if check.get("outcome") == "gone" else "passage reworded"
+    return "; ".join(parts)
+
+
+def claim_changes(
+    session: Session, checks: list[dict[str, Any]], proposed: str, titles: dict[int, str]
+) -> list[dict[str, Any]]:
+    """The claims of a section whose passage was edited or is gone, each with the source,
+    what changed, and whether the proposed text still says the same sentence."""
+    from core.anchors import sentence_key
+
+    kept = _cited_keys(proposed)
+    out = []
+    for check in checks:
+        if check.get("outcome") not in ("edited", "gone"):
+            continue
+        marker = int(check.get("marker") or 0)
+        sentence = str(check.get("sentence") or "")
+        out.append(
+            {
+                "marker": marker,
+                "source": _source_title(session, marker, check, titles),
+                "outcome": check.get("outcome"),
+                "change": claim_change_text(check),
+                "sentence": sentence,
+                "unchanged_in_proposal": (sentence_key(sentence), marker) in kept,
+                "passages": [
+                    {"old": p.get("old") or "", "new": p.get("new")}
+                    for p in check.get("passages") or []
+                ],
+            }
+        )
+    return out
+
+
+def _passage_diff_html(old: str, new: str) -> str:
+    """A source passage's word diff, styled like the section diff but with classes of its
+    own (it sits in a folded list; the card's main diff keeps ``eg-del`` / ``eg-ins``)."""
+    return (
+        inline_html(word_diff(old, new))
+        .replace('<del class="eg-del">', '<del class="eg-p-del">')
+        .replace('<ins class="eg-ins">', '<ins class="eg-p-ins">')
+    )
+
+
+def claim_changes_html(changes: list[dict[str, Any]], *, new_text: bool = True) -> str:
+    """The changed claims of one card as escaped HTML: one line per claim
+    ("<source> [n]: <what changed>"), the report sentence under it, and the passages.
+    With ``new_text`` (the card proposes a different text) each sentence says whether
+    that text revises it."""
+    if not changes:
+        return ""
+    items = []
+    for c in changes:
+        note = ""
+        if new_text and c["unchanged_in_proposal"]:
+            note = '<span class="eg-flag eg-flag-stale">unchanged in the new text</span>'
+        elif new_text:
+            note = '<span class="eg-flag eg-flag-ok">revised in the new text</span>'
+        passages = "".join(
+            f"<li>{_passage_diff_html(p['old'], p['new'])}</li>"
+            if p["new"] is not None
+            else f'<li><del class="eg-p-del">{esc(p["old"])}</del> (gone)</li>'
+            for p in c["passages"]
+        )
+        details = (
+            f"<details><summary>source passages</summary><ul>{passages}</ul></details>"
+            if passages
+            else ""
+        )
+        items.append(
+            f'<li><div class="eg-claim-line"><b>{esc(c["source"])} [{esc(c["marker"])}]</b>: '
+            f"{esc(c['change'])}</div>"
+            f'<div class="eg-claim-sentence">“{esc(c["sentence"])}” {note}</div>{details}</li>'
+        )
+    return f'<ul class="eg-claims">{"".join(items)}</ul>'
+
+
 def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
-    """One card per section proposal of a run, with its diff and evidence as safe HTML."""
+    """One card per section proposal of a run, with its diff, its changed claims and its
+    evidence as safe HTML.
+
+    ``stale_if_kept``: claims whose passage was edited or is gone — stale if the section
+    is kept as it is (a keep, or a rejected revision). ``stale_if_approved``: those of them
+    whose sentence the proposed text (or the analyst's edit) still says unchanged.
+    """
     from core.review import proposals_of
 
     cards = []
     for p in proposals_of(session, run_id):
-        new = p.analyst_text if p.analyst_text is not None else (p.new_text or "")
         old = p.old_text or ""
-        changed = p.action != "keep"
+        if p.analyst_text is not None:
+            new = p.analyst_text
+        elif p.action == "keep":
+            new = p.new_text or old
+        else:
+            new = p.new_text or ""
+        changed = p.action != "keep" or new != old
+        titles = {
+            int(e["marker"]): e.get("title") or e.get("url") or ""
+            for e in p.evidence or []
+            if e.get("marker") is not None
+        }
+        removed = p.action == "remove"
+        changes = claim_changes(session, list(p.claims or []), "" if removed else new, titles)
+        flags = [str(f) for f in p.flags or []]
         cards.append(
             {
                 "key": p.key,
@@ -276,7 +418,8 @@ def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
                 "action": p.action,
                 "decision": p.decision,
                 "rationale": p.rationale,
-                "flags": list(p.flags or []),
+                "flags": flags,
+                "attention": [f for f in flags if f.lower().startswith("needs attention")],
                 "old_text": old,
                 "new_text": p.new_text or "",
                 "proposed_text": new,
@@ -286,9 +429,27 @@ def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
                 "diff_stats": diff_stats(word_diff(old, new)) if changed else {},
                 "evidence": list(p.evidence or []),
                 "evidence_html": evidence_rows_html(list(p.evidence or [])),
+                "claim_changes": changes,
+                "claim_changes_html": claim_changes_html(changes, new_text=changed and not removed),
+                "stale_if_kept": len(changes),
+                "stale_if_approved": sum(c["unchanged_in_proposal"] for c in changes),
             }
         )
+        cards[-1]["stale_on_commit"] = _stale_on_commit(p, cards[-1])
     return cards
+
+
+def _stale_on_commit(p: Any, card: dict[str, Any]) -> int | None:
+    """How many of the section's claims a commit with its current decision leaves stale
+    (None while it is pending), following ``core.review.commit_run``."""
+    if p.decision == "pending":
+        return None
+    accepted = p.decision == "approved"
+    if p.action == "remove":
+        return 0 if accepted else card["stale_if_kept"]
+    if accepted and (p.analyst_text is not None or p.action != "keep"):
+        return card["stale_if_approved"]
+    return card["stale_if_kept"]
 
 
 def cost_by_stage(session: Session, run_id: int) -> list[dict[str, Any]]:
@@ -442,18 +603,121 @@ def markdown_html(text: str, known_markers: set[int] | None = None) -> str:
     return _link_citations(rendered, known_markers or set())
 
 
+# private-use characters: a note's place in a body survives Markdown rendering as text
+_NOTE_OPEN, _NOTE_CLOSE = "\ue000", "\ue001"
+_NOTE = re.compile(f"{_NOTE_OPEN}(\\d+){_NOTE_CLOSE}")
+FLAGGED_STATES = ("stale", "unsupported")
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def claim_note(session: Session, claim: Claim) -> tuple[str, str]:
+    """(short note, longer explanation) for a stale or unsupported claim, in plain words."""
+    marker = claim.marker
+    detail = claim.detail or {}
+    if claim.state == "stale":
+        snap = session.get(Snapshot, claim.snapshot_id) if claim.snapshot_id else None
+        since = f" since {day(snap.as_of)}" if snap is not None and snap.as_of else ""
+        passages = list(detail.get("passages") or [])
+        change = claim_change_text({"outcome": detail.get("outcome"), "passages": passages})
+        now = [p.get("new") for p in passages if p.get("new")]
+        long = (
+            f"The source [{marker}] now says: “{_clip(now[0], 400)}”"
+            if now
+            else f"The passage of source [{marker}] this sentence relied on is gone."
+        )
+        long += f" This sentence still cites the source as it was{since}."
+        return f"stale: source [{marker}] changed{since} ({_clip(change)})", long
+    missing = [str(m) for m in detail.get("missing") or []]
+    short = f"unsupported: not found in source [{marker}]"
+    if missing:
+        short += f" ({_clip(', '.join(missing), 80)} missing)"
+    return short, "The cited source does not appear to say this; check the sentence."
+
+
+def _note_html(notes: list[tuple[str, str, str]]) -> str:
+    return "".join(
+        f'<span class="eg-flag eg-flag-{esc(state)}" title="{esc(long)}">⚠ {esc(short)}</span>'
+        for state, short, long in notes
+    )
+
+
+def _sentence_pattern(sentence: str) -> re.Pattern[str] | None:
+    words = sentence.split()
+    if not words or sentence.lstrip().startswith("|"):  # a table row: note it below
+        return None
+    return re.compile(r"\s+".join(re.escape(w) for w in words))
+
+
+def flagged_body_html(
+    body: str, known: set[int], flagged: list[tuple[str, list[tuple[str, str, str]]]]
+) -> str:
+    """A section body as safe HTML with a note after each flagged sentence; notes whose
+    sentence cannot be found in the body are listed under it."""
+    marked, leftovers = body, []
+    notes: list[str] = []
+    for sentence, sentence_notes in flagged:
+        pattern = _sentence_pattern(sentence)
+        m = pattern.search(marked) if pattern else None
+        if m is None:
+            leftovers.append((sentence, sentence_notes))
+            continue
+        notes.append(_note_html(sentence_notes))
+        token = f"{_NOTE_OPEN}{len(notes) - 1}{_NOTE_CLOSE}"
+        marked = marked[: m.end()] + token + marked[m.end() :]
+    rendered = markdown_html(marked, known)
+    rendered = _NOTE.sub(lambda m: " " + notes[int(m.group(1))], rendered)
+    rendered = rendered.replace(_NOTE_OPEN, "").replace(_NOTE_CLOSE, "")
+    if leftovers:
+        rendered += (
+            '<ul class="eg-flag-list">'
+            + "".join(f"<li>“{esc(sentence)}” {_note_html(n)}</li>" for sentence, n in leftovers)
+            + "</ul>"
+        )
+    return rendered
+
+
+def version_claims(session: Session, version: ReportVersion) -> dict[str, Any]:
+    """A version's claim counts (see ``core.export.claim_summary``) and a one-line
+    summary: "Version 3 · as of 2026-07-15 · 36 claims, 0 stale"."""
+    from core.export import claim_summary, version_line
+
+    counts = claim_summary(session, version)
+    line = version_line(version.number, day(version.as_of), counts).strip("_")
+    return {"counts": counts, "line": line}
+
+
 def version_html(session: Session, report: Report, number: int | None = None) -> str:
-    """A committed version as safe HTML: sections, clickable [n] citations, and the
-    References list (each entry anchored ``ref-n``, with its fetched date)."""
+    """A committed version as safe HTML: sections, clickable [n] citations, a visible note
+    after each sentence whose claim is stale or unsupported, and the References list
+    (each entry anchored ``ref-n``, with its fetched date)."""
+    from core.report_state import strip_version_line
+    from core.repository import claims_of_version
+
     version = get_version(session, report, number)
     doc = load_doc(session, version)
     known = {r.marker for r in doc.references}
-    parts = [f'<div class="eg-report"><h1>{esc(doc.title)}</h1>']
-    for s in doc.sections:
+    flagged: dict[str, dict[str, list[tuple[str, str, str]]]] = {}
+    for section, claim in claims_of_version(session, int(version.id or 0)):
+        if claim.state in FLAGGED_STATES:
+            short, long = claim_note(session, claim)
+            by_sentence = flagged.setdefault(section.key, {})
+            by_sentence.setdefault(claim.sentence, []).append((claim.state, short, long))
+    line = version_claims(session, version)["line"]
+    parts = [
+        f'<div class="eg-report"><h1>{esc(doc.title)}</h1>'
+        f'<p class="eg-version-line">{esc(line)}</p>'
+    ]
+    for n, s in enumerate(doc.sections):
         if s.level >= 1:
             level = min(s.level + 1, 6)
             parts.append(f"<h{level}>{esc(s.heading)}</h{level}>")
-        parts.append(markdown_html(s.body, known))
+        body = strip_version_line(s.body) if n == 0 and s.level == 0 else s.body
+        notes = list(flagged.get(s.key, {}).items())
+        parts.append(flagged_body_html(body, known, notes) if notes else markdown_html(body, known))
     if doc.references:
         parts.append('<h2>References</h2><ol class="eg-refs">')
         for r in doc.references:
@@ -485,6 +749,7 @@ def version_timeline(session: Session, report_id: int) -> list[dict[str, Any]]:
                 "sections": sum(statuses.values()),
                 "statuses": dict(statuses),
                 "stale_citations": v.stale_citations,
+                "claims": version_claims(session, v)["counts"],
                 "metrics": v.metrics or {},
             }
         )
@@ -625,6 +890,7 @@ def history(session: Session, report_id: int) -> list[dict[str, Any]]:
                 },
                 "evidence": {k: int(evidence.get(k, 0)) for k in EVIDENCE_KINDS},
                 "stale_citations": v.stale_citations,
+                "claims": version_claims(session, v)["counts"],
             }
         )
         previous_keys = keys

@@ -65,6 +65,20 @@ table.eg-ev ul { margin: 0; padding-left: 1.1em; }
 .eg-refs li:target { background: #fff7d6; }
 a.eg-cite { text-decoration: none; font-weight: 600; }
 .eg-question { color: #374151; }
+.eg-flag { display: inline-block; font-size: 0.78em; padding: 0 0.4em; border-radius: 0.4em;
+  margin: 0 0.15em; cursor: help; line-height: 1.5; }
+.eg-flag-stale { background: #fef3c7; color: #92400e; }
+.eg-flag-unsupported { background: #f3e8ff; color: #6b21a8; }
+.eg-flag-ok { background: #dcfce7; color: #166534; cursor: default; }
+.eg-flag-list { font-size: 0.9em; color: #374151; }
+.eg-version-line { color: #4b5563; font-style: italic; margin-top: -0.4em; }
+ul.eg-claims { margin: 0.2em 0 0.4em 0; padding-left: 1.1em; }
+ul.eg-claims li { margin: 0.35em 0; }
+.eg-claim-sentence { color: #4b5563; font-size: 0.9em; }
+ul.eg-claims details summary { cursor: pointer; color: #1d4ed8; font-size: 0.85em; }
+.eg-p-del { background: #fde8e8; color: #9b1c1c; text-decoration: line-through; }
+.eg-p-ins { background: #e6f6ea; color: #14532d; text-decoration: none; }
+.eg-stale-count { color: #92400e; font-weight: 600; }
 """
     + "".join(f".eg-a-{k} {{ background: {c}; }}\n" for k, c in ACTION_COLORS.items())
     + "".join(f".eg-kind-{k} {{ background: {c}; }}\n" for k, c in KIND_COLORS.items())

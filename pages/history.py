@@ -1,5 +1,6 @@
 """History: plotly charts across versions — continuity, cost per update next to a
-from-scratch rebuild, sections changed and evidence changes per update."""
+from-scratch rebuild, sections changed (with the claims left stale) and evidence changes
+per update — and the claims of each version."""
 
 from __future__ import annotations
 
@@ -82,9 +83,15 @@ def cost_chart(rows: list[dict], scratch: dict) -> None:
 
 
 def _stacked_per_update(
-    rows: list[dict], field: str, series: list[tuple[str, str, object]], title: str, key: str
+    rows: list[dict],
+    field: str,
+    series: list[tuple[str, str, object]],
+    title: str,
+    key: str,
+    extra: list[go.Scatter] | None = None,
 ) -> None:
-    """A stacked bar per update: one bar segment per (name, colour, visible) series."""
+    """A stacked bar per update: one bar segment per (name, colour, visible) series, and
+    any ``extra`` traces drawn over the bars."""
     updates = [r for r in rows if r["kind"] == "update"]
     if not updates:
         return
@@ -99,12 +106,17 @@ def _stacked_per_update(
             )
             for name, color, visible in series
         ]
+        + list(extra or [])
     )
     fig.update_layout(title=title, barmode="stack", **LAYOUT)
     st.plotly_chart(fig, width="stretch", key=key)
 
 
+STALE_COLOR = "#111827"  # dark: visible over any bar colour
+
+
 def sections_chart(rows: list[dict]) -> None:
+    """Sections changed per update, with the claims each update left stale."""
     statuses = (
         ("revised", "revise"),
         ("extended", "extend"),
@@ -112,7 +124,23 @@ def sections_chart(rows: list[dict]) -> None:
         ("removed", "remove"),
     )
     series = [(status, ACTION_COLORS[action], True) for status, action in statuses]
-    _stacked_per_update(rows, "sections", series, "Sections changed per update", "chart_sections")
+    updates = [r for r in rows if r["kind"] == "update"]
+    stale = go.Scatter(
+        x=_labels(updates),
+        y=[r["stale_citations"] for r in updates],
+        name="stale claims",
+        mode="lines+markers",
+        line={"color": STALE_COLOR, "dash": "dot", "width": 2},
+        marker={"symbol": "diamond", "size": 12, "line": {"color": "#ffffff", "width": 2}},
+    )
+    _stacked_per_update(
+        rows,
+        "sections",
+        series,
+        "Sections changed and stale claims per update",
+        "chart_sections",
+        extra=[stale],
+    )
 
 
 def evidence_chart(rows: list[dict]) -> None:
@@ -121,6 +149,31 @@ def evidence_chart(rows: list[dict]) -> None:
         for kind in EVIDENCE_KINDS
     ]
     _stacked_per_update(rows, "evidence", series, "Evidence changes per update", "chart_evidence")
+
+
+def claims_table(rows: list[dict]) -> None:
+    """Per version: its claims, how many its sources support, and how many are stale."""
+    if not any(r["claims"].get("claims") for r in rows):
+        return
+    st.subheader("Claims per version")
+    st.dataframe(
+        [
+            {
+                "version": f"v{r['number']} ({r['as_of']})",
+                "claims": r["claims"].get("claims", 0),
+                "supported": r["claims"].get("supported", 0),
+                "unsupported": r["claims"].get("unsupported", 0),
+                "stale": r["stale_citations"],
+            }
+            for r in rows[::-1]
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(
+        "Stale: the sentence was kept while the passage of the source it cites changed or is "
+        "gone; it still cites the source as it was."
+    )
 
 
 def main() -> None:
@@ -146,6 +199,7 @@ def main() -> None:
         sections_chart(rows)
     with right:
         evidence_chart(rows)
+    claims_table(rows)
 
 
 main()

@@ -19,6 +19,16 @@ def _file_stem(title: str, number: int) -> str:
     return f"{slug}-v{number}"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _support(claims: dict) -> str:
+    """ "supported 32 of 33" (or "—" for a version that cites nothing)."""
+    total = claims.get("claims", 0)
+    return f"supported {claims.get('supported', 0)} of {total}" if total else "—"
+
+
 def timeline(rows: list[dict]) -> None:
     st.dataframe(
         [
@@ -32,7 +42,8 @@ def timeline(rows: list[dict]) -> None:
                     f"{n} {s}" for s, n in sorted(r["statuses"].items()) if s != "kept"
                 )
                 or "—",
-                "stale citations": r["stale_citations"],
+                "stale claims": r["stale_citations"],
+                "claim support": _support(r["claims"]),
                 "content ROUGE-L": r["metrics"].get("content_rouge_l"),
                 "outline EM F1": r["metrics"].get("outline_em_f1"),
             }
@@ -144,11 +155,27 @@ def main() -> None:
     read, versions, diff = st.tabs(["Read", "Timeline", "Compare versions"])
     with read:
         export(report_id, number, title)
+        claims = next(r["claims"] for r in rows if r["number"] == number)
+        flagged = [
+            _plural(claims.get(state, 0), f"{state} claim")
+            for state in ("stale", "unsupported")
+            if claims.get(state)
+        ]
+        if flagged:
+            st.warning(
+                f"This version has {' and '.join(flagged)}: each is marked ⚠ after its "
+                "sentence (hover for what the source says now)."
+            )
         with session_scope() as session:
             body = version_html(session, get_report(session, report_id), number)
         st.html(body)
     with versions:
         timeline(rows)
+        st.caption(
+            "A stale claim is a sentence whose source passage changed or is gone in a newer "
+            "snapshot while the sentence was kept: it still cites the source as it was. "
+            "Claim support counts the cited sentences whose source says them."
+        )
     with diff:
         compare(report_id, numbers)
 

@@ -39,6 +39,10 @@ STAGE_COLORS = [
 ]  # fmt: skip
 
 
+def _status(status: str) -> str:
+    return status.replace("_", " ")
+
+
 def pick_run(report_id: int) -> dict[str, Any] | None:
     with session_scope() as session:
         runs = [r for r in runs_of(session, report_id) if r["kind"] != "import"]
@@ -47,7 +51,8 @@ def pick_run(report_id: int) -> dict[str, Any] | None:
         return None
     ids = [r["id"] for r in runs]
     labels = {
-        r["id"]: f"Run {r['id']} · {r['kind']} · {r['status']} · as of {r['as_of']}" for r in runs
+        r["id"]: f"Run {r['id']} · {r['kind']} · {_status(r['status'])} · as of {r['as_of']}"
+        for r in runs
     }
     wanted = st.session_state.get(RUN_KEY)
     if wanted not in ids:  # default: the open run, else the newest
@@ -166,19 +171,69 @@ def cost_meters(run_id: int) -> None:
 
 
 # -- cards -----------------------------------------------------------------------------------
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _become(n: int) -> str:
+    return "becomes" if n == 1 else "become"
+
+
+def claims_block(c: dict[str, Any]) -> None:
+    """The claims whose source passage changed, and how many would be left stale."""
+    if not c["claim_changes"]:
+        return
+    kept, approved = c["stale_if_kept"], c["stale_if_approved"]
+    line = f"⚠ {_plural(kept, 'stale claim')} if kept as is"
+    if c["action"] == "remove":
+        line += " · removing the section drops them"
+    elif c["changed"]:
+        line += (
+            f" · {approved} still unchanged in the new text"
+            if approved
+            else " · the new text revises all of them"
+        )
+    st.html(
+        f'<div class="eg-stale-count">{esc(line)}</div>'
+        f'<div class="eg-muted">Claims whose source passage changed:</div>'
+        f"{c['claim_changes_html']}"
+    )
+
+
+def edit_box(run_id: int, c: dict[str, Any], *, primary: bool = False) -> None:
+    key = c["key"]
+    label = "Revised text" if c["action"] == "keep" else "New text"
+    text = st.text_area(
+        f"{label} (Markdown; cite sources as [n])",
+        value=c["proposed_text"],
+        key=f"edit:{key}",
+        height=220,
+    )
+    kind = "primary" if primary else "secondary"
+    if st.button("Save edit and approve", key=f"save:{key}", type=kind):
+        _decide(run_id, edits={key: text})
+
+
 def card(run_id: int, c: dict[str, Any], editable: bool) -> None:
     key = c["key"]
+    keep = c["action"] == "keep"
     with st.container(border=True):
         decision = c["decision"] + (" (edited)" if c["edited"] else "")
-        flags = "".join(f'<div class="eg-muted">⚑ {esc(f)}</div>' for f in c["flags"])
+        if keep and c["decision"] == "rejected" and not c["edited"]:
+            decision += " (to be revised)"
+        others = [f for f in c["flags"] if f not in c["attention"]]
+        flags = "".join(f'<div class="eg-muted">⚑ {esc(f)}</div>' for f in others)
         stats = c["diff_stats"]
         words = f" · +{stats['words_inserted']} / −{stats['words_deleted']} words" if stats else ""
         st.html(
             f'<div class="eg-card-head">{badge_html(c["action"], c["action"])}'
             f"{esc(c['heading'])}</div>"
             f'<div class="eg-muted">decision: <b>{esc(decision)}</b>{esc(words)}</div>'
-            f"<div>{esc(c['rationale'])}</div>{flags}"
         )
+        for flag in c["attention"]:  # e.g. the writer failed: the section was kept as it was
+            st.warning(flag, icon="⚠️")
+        st.html(f"<div>{esc(c['rationale'])}</div>{flags}")
+        claims_block(c)
         if not c["changed"]:
             with st.expander("Unchanged text", expanded=False):
                 st.html(f'<div style="white-space: pre-wrap">{esc(c["old_text"])}</div>')
@@ -187,9 +242,36 @@ def card(run_id: int, c: dict[str, Any], editable: bool) -> None:
         if c["evidence"]:
             with st.expander(f"Evidence behind it ({len(c['evidence'])})", expanded=c["changed"]):
                 st.html(c["evidence_html"])
-        if not editable or not c["changed"]:
+        if not editable:
             return
         b1, b2, _ = st.columns([1, 1, 4])
+        if keep:  # keep as is, or reject the keep: the analyst revises it by hand
+            if b1.button(
+                "Keep as is",
+                key=f"keep:{key}",
+                disabled=c["decision"] == "approved",
+                type="primary",
+            ):
+                _decide(run_id, approve=[key])
+            if b2.button(
+                "Reject",
+                key=f"reject:{key}",
+                disabled=c["decision"] == "rejected",
+                help="Keeping it is wrong: revise this section by hand.",
+            ):
+                _decide(run_id, reject=[key])
+            if c["decision"] == "rejected" and not c["edited"]:
+                stale = c["stale_if_kept"]
+                st.caption(
+                    "Type the revision below and save it. Committed without one, the section "
+                    "stays as it is"
+                    + (f" and {_plural(stale, 'claim')} {_become(stale)} stale." if stale else ".")
+                )
+                edit_box(run_id, c, primary=True)
+            else:
+                with st.expander("Edit this section"):
+                    edit_box(run_id, c)
+            return
         if b1.button(
             "Approve", key=f"approve:{key}", disabled=c["decision"] == "approved", type="primary"
         ):
@@ -198,14 +280,7 @@ def card(run_id: int, c: dict[str, Any], editable: bool) -> None:
             _decide(run_id, reject=[key])
         if c["action"] != "remove":
             with st.expander("Edit the new text"):
-                text = st.text_area(
-                    "New text (Markdown; cite sources as [n])",
-                    value=c["proposed_text"],
-                    key=f"edit:{key}",
-                    height=220,
-                )
-                if st.button("Save edit and approve", key=f"save:{key}"):
-                    _decide(run_id, edits={key: text})
+                edit_box(run_id, c)
 
 
 def _decide(run_id: int, **kwargs: Any) -> None:
@@ -291,7 +366,14 @@ def main() -> None:
         if st.button("Commit version", key="commit", type="primary", disabled=bool(pending)):
             commit(run_id)
         if pending:
-            st.caption("Approve or reject every changed section to commit.")
+            st.caption("Decide every pending section to commit.")
+        else:
+            stale = sum(c["stale_on_commit"] or 0 for c in cards)
+            st.caption(
+                f"Committing with these decisions leaves {_plural(stale, 'claim')} stale."
+                if stale
+                else "Committing with these decisions leaves no claim stale."
+            )
 
 
 main()

@@ -162,6 +162,7 @@ def test_full_flow_create_update_review_commit_export(
     assert at.selectbox(key="version_pick").value == 2
     md = downloads[next(n for n in downloads if n.endswith("-v2.md"))]
     assert md.decode().startswith("# ") and "## References" in md.decode()
+    assert md.decode().split("\n")[2].startswith("_Version 2 · as of 2026-07-15 · ")
     ok(at.button(key="make_pdf").click().run())
     pdf = downloads[next(n for n in downloads if n.endswith("-v2.pdf"))]
     assert pdf.startswith(b"%PDF")
@@ -194,7 +195,10 @@ def test_report_screen_links_citations_to_references(app: AppTest) -> None:
     page = texts(app)
     assert 'href="#ref-1"' in page and 'id="ref-1"' in page
     assert "fetched 2026-01-15" in page
+    assert "Version 1 · as of 2026-01-15 · " in page  # under the title
     assert "Only one version so far" in page
+    row = app.dataframe[0].value.iloc[0]
+    assert row["stale claims"] == 0 and row["claim support"].startswith("supported ")
     assert app.get("download_button")
 
 

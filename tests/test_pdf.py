@@ -10,7 +10,7 @@ import pytest
 
 from core.db import session_scope
 from core.errors import EvergreenError
-from core.export import export_version
+from core.export import export_version, version_line
 from core.pdf import markdown_to_pdf
 from core.repository import get_report
 from core.workspace import load_sample
@@ -100,6 +100,8 @@ def test_export_version_to_pdf_and_no_file_on_failure(
         out = export_version(session, report, tmp_path / "r.pdf", fmt="pdf")
         text, links, _ = pdf_text(out.read_bytes())
         assert "Grid-Scale Battery Energy Storage" in text and "References" in text
+        assert "Version 1 · as of 2026-01-15 · " in text  # the line generated from the version
+        assert "Analyst report as of 2026-01-15" in text  # the sample's own body line stays
         assert any(u and u.startswith("https://sample.evergreen.invalid/") for u in links)
 
         def broken(markdown: str, **_: object) -> bytes:
@@ -110,3 +112,17 @@ def test_export_version_to_pdf_and_no_file_on_failure(
             export_version(session, report, tmp_path / "bad.pdf", fmt="pdf")
     assert not (tmp_path / "bad.pdf").exists()
     assert not list(tmp_path.glob(".bad.pdf*"))
+
+
+def test_version_line_wording() -> None:
+    counts = {"claims": 36, "supported": 36, "unsupported": 0, "unresolved": 0, "stale": 0}
+    assert (
+        version_line(3, "2026-07-15", counts)
+        == "_Version 3 · as of 2026-07-15 · 36 claims, 0 stale_"
+    )
+    one = {"claims": 1, "supported": 0, "unsupported": 1, "unresolved": 0, "stale": 0}
+    assert version_line(1, "2026-01-15", one) == (
+        "_Version 1 · as of 2026-01-15 · 1 claim, 0 stale, 1 unsupported_"
+    )
+    assert version_line(2, "2026-04-15", {"claims": 0}) == "_Version 2 · as of 2026-04-15_"
+    assert version_line(2, "2026-04-15") == "_Version 2 · as of 2026-04-15_"

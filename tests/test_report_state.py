@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from core.errors import EvergreenError
 from core.report_state import (
     REFERENCE_HEADINGS,
+    VERSION_LINE,
     RefEntry,
     ReportDoc,
     SectionDoc,
@@ -19,6 +20,7 @@ from core.report_state import (
     make_section_keys,
     parse_markdown,
     render_markdown,
+    strip_version_line,
 )
 
 
@@ -213,6 +215,74 @@ def test_property_render_parse_render_identity(doc: ReportDoc) -> None:
     assert _shape(parsed) == _shape(doc)
     assert parsed.references == doc.references
     assert parsed.outline() == doc.outline()
+
+
+@settings(max_examples=100, deadline=None)
+@given(report_docs())
+def test_property_version_line_round_trip_is_stable_and_never_repeated(doc: ReportDoc) -> None:
+    line = "_Version 12 · as of 2026-07-15 · 36 claims, 0 stale_"
+    text = render_markdown(doc, version_line=line)
+    assert text.split("\n")[2] == line
+    again = render_markdown(parse_markdown(text), version_line=line)
+    assert again == text
+    assert text.count(line) == 1
+
+
+# --------------------------------------------------------------------------- version line
+
+V3 = "_Version 3 · as of 2026-07-15 · 36 claims, 0 stale_"
+SAMPLE_LINE = (
+    "_Sample data written for Evergreen; not real reporting. Analyst report as of 2026-01-15._"
+)
+
+
+def test_render_with_a_version_line_puts_it_under_the_title() -> None:
+    doc = _doc("T", [("", 0, "Intro [1]."), ("A", 2, "Body.")], [REFS[0]])
+    assert render_markdown(doc, version_line=V3) == (
+        f"# T\n\n{V3}\n\nIntro [1].\n\n## A\n\nBody.\n\n## References\n\n"
+        "[1] [Battery review](https://example.org/battery) — fetched 2024-03-01\n"
+    )
+    assert render_markdown(doc) == render_markdown(doc, version_line=None)  # default: no line
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        [("", 0, SAMPLE_LINE), ("A", 2, "Body [1].")],
+        [("A", 2, "Body [1].")],
+        [],
+    ],
+)
+def test_version_line_round_trip_keeps_it_once(sections: list[tuple[str, int, str]]) -> None:
+    doc = _doc("T", sections, [REFS[0]])
+    exported = render_markdown(doc, version_line=V3)
+    imported = parse_markdown(exported)
+    # the importer keeps the line as body text of the preamble …
+    assert imported.sections[0].level == 0 and imported.sections[0].body.startswith(V3)
+    # … and the next export replaces it with its own line instead of adding a second one
+    v4 = "_Version 1 · as of 2026-10-15 · 2 claims, 1 stale, 1 unsupported_"
+    again = render_markdown(imported, version_line=v4)
+    assert again == render_markdown(doc, version_line=v4)
+    assert V3 not in again and again.count("_Version ") == 1
+    assert render_markdown(imported, version_line=V3) == exported
+    if sections and sections[0][0] == "":
+        assert again.count(SAMPLE_LINE) == 1  # the analyst's own line stays body text
+
+
+def test_a_line_that_is_not_a_version_line_is_refused() -> None:
+    doc = _doc("T", [("A", 2, "x")], [])
+    for bad in ("Version 3", "_Version 3 · as of soon_", "_Version 3 · as of 2026-07-15 · <b>_"):
+        with pytest.raises(ValueError, match="Not a version line"):
+            render_markdown(doc, version_line=bad)
+
+
+def test_strip_version_line_only_removes_a_leading_version_line() -> None:
+    assert strip_version_line(f"{V3}\n\n{SAMPLE_LINE}") == SAMPLE_LINE
+    assert strip_version_line(f"\n{V3}\n") == ""
+    assert strip_version_line(f"{SAMPLE_LINE}\n\n{V3}") == f"{SAMPLE_LINE}\n\n{V3}"
+    assert strip_version_line(SAMPLE_LINE) == SAMPLE_LINE
+    assert not VERSION_LINE.match(SAMPLE_LINE)
+    assert VERSION_LINE.match("_Version 1 · as of 2026-01-15_")
 
 
 # --------------------------------------------------------------------------- reference lists

@@ -101,7 +101,7 @@ def test_export_version_to_pdf_and_no_file_on_failure(
         text, links, _ = pdf_text(out.read_bytes())
         assert "Grid-Scale Battery Energy Storage" in text and "References" in text
         assert "Version 1 · as of 2026-01-15 · " in text  # the line generated from the version
-        assert "Analyst report as of 2026-01-15" in text  # the sample's own body line stays
+        assert "Sample data written for Evergreen" in text  # the sample's own body line stays
         assert any(u and u.startswith("https://sample.evergreen.invalid/") for u in links)
 
         def broken(markdown: str, **_: object) -> bytes:

@@ -242,7 +242,7 @@ def test_export_starts_with_the_version_line_and_reimport_does_not_repeat_it(
     with session_scope() as session:
         claims = claims_of_version(session, get_version(session, get_report(session, 1)).id)
     assert int(m.group(3)) == len(claims)
-    sample_line = "_Sample data written for Evergreen; not real reporting."
+    sample_line = "_Sample data written for Evergreen; not real reporting"
     assert md.count(sample_line) == 1  # the analyst's own line stays body text
 
     ok(app.switch_page("pages/reports.py").run())

@@ -36,6 +36,36 @@ SOURCE = re.compile(
 DECLARES = re.compile(r'<source id="(\d+)">\n(?:[^\n]*\n){1,2}?declares: (.*?)\n---\n')
 STATUS = re.compile(r"\b(?:Status|Stage): [^;]+")
 SENTENCE = re.compile(r"[A-Z][^.!?\n]{30,300}[.!?]")
+FIELD_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?[A-Za-z][\w ()/-]{0,40}(?:\*\*)?:\s")
+MARKUP_LINE = re.compile(r"^\s*(?:\.\.|#|\||>)")
+
+
+class _Quoted:
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def group(self, _n: int = 0) -> str:
+        return self._text
+
+
+def first_sentence(content: str) -> _Quoted | re.Match[str] | None:
+    """The first prose sentence of a page, as a plausible model would quote it: not a
+    header field ("Author: …"), a heading, a table row, a directive or a footnote, and
+    not cut at "e.g." or "2.7" (the extractive writer's sentence finder)."""
+    from core.text import quotable_sentences
+
+    for sentence in quotable_sentences(content):
+        if not re.search(r"\[\d+\]", sentence) and not FIELD_LINE.match(sentence):
+            return _Quoted(sentence)
+    for m in SENTENCE.finditer(content):
+        line_start = content.rfind("\n", 0, m.start()) + 1
+        line = content[line_start : content.find("\n", m.start()) % (len(content) + 1)]
+        if FIELD_LINE.match(line) or MARKUP_LINE.match(line):
+            continue
+        return m
+    return None
+
+
 CLAIM = re.compile(r'<claim source="(\d+)">\n(.*?)\n</claim>', re.S)
 BAD_QUOTE = "A passage that none of the sources contains, invented for this reply."
 
@@ -193,7 +223,7 @@ class FakeOpenAI:
                     if status:  # as the prompt asks: the item's current status first
                         parts.append(f"{title} — {status.group(0)} [{i}].")
                         quotes.append(_quote(parts[-1], i, status.group(0)))
-                    m = SENTENCE.search(content)
+                    m = first_sentence(content)
                     if m:
                         parts.append(f"{m.group(0)[:-1]} [{i}].")
                         quotes.append(_quote(parts[-1], i, m.group(0)))
@@ -245,17 +275,18 @@ def _apply_claims(body: str, user: str) -> tuple[str, set[int], list[dict[str, A
         sentence = _field(block, "sentence")
         now = [n.strip() for n in re.findall(r"^now: (.*)$", block, re.M)]
         revised = {f"{n.rstrip('.… ')} [{marker}].": n for n in now if not n.startswith("(")}
-        # the sentence as written in the body, wherever its lines wrap
-        m = re.search(r"\s+".join(re.escape(w) for w in sentence.split()), body)
-        if not sentence or not m:
-            continue
-        start, end = m.start(), m.end()
-        if not revised:  # dropped, with one space beside it
-            if body[start - 1 : start] == " ":
-                start -= 1
-            elif body[end : end + 1] == " ":
-                end += 1
-        body = body[:start] + " ".join(revised) + body[end:]
+        # the sentence as written in the body, wherever its lines wrap (every copy of it)
+        pattern = r"\s+".join(re.escape(w) for w in sentence.split())
+        while sentence and (m := re.search(pattern, body)):
+            start, end = m.start(), m.end()
+            if not revised:  # dropped, with one space beside it
+                if body[start - 1 : start] == " ":
+                    start -= 1
+                elif body[end : end + 1] == " ":
+                    end += 1
+            body = body[:start] + " ".join(revised) + body[end:]
+            if " ".join(revised) and re.search(pattern, " ".join(revised)):
+                break  # the revision restates the sentence: nothing left to replace
         quotes += [_quote(r, int(marker), n) for r, n in revised.items()]
     return body, ids, quotes
 
@@ -286,7 +317,7 @@ def _revise(
                 quotes.append(_quote(f"{after} [{marker}].", marker, now.group(1)))
     extra = []
     for i, _title, content in sources:
-        m = SENTENCE.search(content)
+        m = first_sentence(content)
         if i not in changed and m:
             extra.append(f"{m.group(0)[:-1]} [{i}].")
             quotes.append(_quote(extra[-1], i, m.group(0)))

@@ -342,6 +342,11 @@ def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Ancho
         head = strip_markers(sentence).partition(" — ")[0]
         figures = {t for t in _weights(head) if t[0].isdigit()}
         covered |= {t for t in weights if t[0].isdigit() and t not in figures} if agree else set()
+    summary = bool(stated) and len(agree) + len(contra) == len(stated)
+    if summary:  # judged on its declarations: the title may live only in the page's metadata
+        tail = strip_markers(sentence).partition(" — ")[2] or strip_markers(sentence)
+        weights = _weights(tail) or weights
+        total = sum(weights.values()) or 1.0
     score = sum(w for t, w in weights.items() if t in covered) / total
     missing = sorted(figures - covered)
     selectors = [Selector.at(content, p.start, p.end) for p in chosen]

@@ -291,6 +291,7 @@ def review_page(report_id: int, run_id: int) -> str:
     at.switch_page("pages/review.py").run()
     assert not at.exception, at.exception
     parts = [m.value for m in at.markdown] + [e.value for e in at.error]
+    parts += [w.value for w in at.warning]  # needs-attention flags are warnings
     parts += [h.proto.body for h in at.get("html")]
     return "\n".join(str(p) for p in parts)
 

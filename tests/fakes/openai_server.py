@@ -40,27 +40,19 @@ FIELD_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?[A-Za-z][\w ()/-]{0,40}(?:\*
 MARKUP_LINE = re.compile(r"^\s*(?:\.\.|#|\||>)")
 
 
-class _Quoted:
-    def __init__(self, text: str) -> None:
-        self._text = text
-
-    def group(self, _n: int = 0) -> str:
-        return self._text
-
-
-def first_sentence(content: str) -> _Quoted | re.Match[str] | None:
+def first_sentence(content: str) -> re.Match[str] | None:
     """The first prose sentence of a page, as a plausible model would quote it: not a
     header field ("Author: …"), a heading, a table row, a directive or a footnote, and
-    not cut at "e.g." or "2.7" (the extractive writer's sentence finder)."""
-    from core.text import quotable_sentences
-
-    for sentence in quotable_sentences(content):
-        if not re.search(r"\[\d+\]", sentence) and not FIELD_LINE.match(sentence):
-            return _Quoted(sentence)
+    not cut short at "e.g." or inside "2.7"."""
     for m in SENTENCE.finditer(content):
         line_start = content.rfind("\n", 0, m.start()) + 1
         line = content[line_start : content.find("\n", m.start()) % (len(content) + 1)]
         if FIELD_LINE.match(line) or MARKUP_LINE.match(line):
+            continue
+        after = content[m.end() : m.end() + 1]
+        if after and not after.isspace():
+            continue  # "2.7", "e.g.x": not a sentence end
+        if re.search(r"\[\d+\]", m.group(0)) or re.search(r"\b(?:e\.g|i\.e|vs|cf)\.$", m.group(0)):
             continue
         return m
     return None

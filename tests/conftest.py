@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
 
 PEPS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "peps"
 PEPS_CORPUS = PEPS / "peps_corpus.jsonl.gz"
@@ -122,3 +124,30 @@ def refresh_fails_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr("core.update.refresh", flaky)
     return calls
+
+
+# -- the app under Streamlit's AppTest --------------------------------------------------
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """Bytes behind every st.download_button, by file name (AppTest keeps no media)."""
+    files: dict[str, bytes] = {}
+
+    class Keeping(MemoryMediaFileStorage):
+        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):  # noqa: ANN001
+            if isinstance(path_or_data, bytes) and filename:
+                files[filename] = path_or_data
+            return super().load_and_get_id(path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr("streamlit.testing.v1.app_test.MemoryMediaFileStorage", Keeping)
+    return files
+
+
+@pytest.fixture
+def app(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("EVERGREEN_JOBS", "sync")
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    assert not at.exception, at.exception
+    return at

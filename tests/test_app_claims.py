@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from sqlmodel import select
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from core.db import session_scope
@@ -23,8 +22,6 @@ from core.export import export_version
 from core.models import Claim, SectionProposal, UpdateRun
 from core.repository import claims_of_version, get_report, get_version, sections_of
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
 DEPLOYMENTS = "deployments-and-project-pipeline"
 KESTREL_LINE = "Kestrel Flats Storage Project [7]: Capacity: 100 MW / 400 MWh → 160 MW / 650 MWh"
 KESTREL_SENTENCE = "Kestrel Flats Storage Project, sized at 100 MW / 400 MWh"
@@ -33,29 +30,6 @@ VERSION_LINE = re.compile(
     r"(, \d+ unsupported)?_$"
 )
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
-
-
-@pytest.fixture
-def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
-    """Bytes behind every st.download_button, by file name (AppTest keeps no media)."""
-    files: dict[str, bytes] = {}
-
-    class Keeping(MemoryMediaFileStorage):
-        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):  # noqa: ANN001
-            if isinstance(path_or_data, bytes) and filename:
-                files[filename] = path_or_data
-            return super().load_and_get_id(path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr("streamlit.testing.v1.app_test.MemoryMediaFileStorage", Keeping)
-    return files
-
-
-@pytest.fixture
-def app(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
-    monkeypatch.setenv("EVERGREEN_JOBS", "sync")
-    at = AppTest.from_file(APP, default_timeout=90).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def ok(at: AppTest) -> AppTest:

@@ -13,7 +13,6 @@ from pathlib import Path
 import pymupdf
 import pytest
 from sqlmodel import select
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from core.db import session_scope
@@ -23,33 +22,9 @@ from core.repository import get_report, get_version, sections_of
 from core.update import begin_update
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
 SAMPLE_REPORT = ROOT / "data" / "sample" / "report.md"
 QUESTION = "Which grid battery storage projects are under construction and what do they cost?"
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
-
-
-@pytest.fixture
-def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
-    """Bytes behind every st.download_button, by file name (AppTest keeps no media)."""
-    files: dict[str, bytes] = {}
-
-    class Keeping(MemoryMediaFileStorage):
-        def load_and_get_id(self, path_or_data, mimetype, kind, filename=None):  # noqa: ANN001
-            if isinstance(path_or_data, bytes) and filename:
-                files[filename] = path_or_data
-            return super().load_and_get_id(path_or_data, mimetype, kind, filename)
-
-    monkeypatch.setattr("streamlit.testing.v1.app_test.MemoryMediaFileStorage", Keeping)
-    return files
-
-
-@pytest.fixture
-def app(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
-    monkeypatch.setenv("EVERGREEN_JOBS", "sync")
-    at = AppTest.from_file(APP, default_timeout=90).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def texts(at: AppTest) -> str:
@@ -290,7 +265,8 @@ def test_review_of_hostile_text_is_escaped(app: AppTest) -> None:
 
 
 def test_review_offers_resume_for_a_failed_update(
-    app: AppTest, refresh_fails_once: list[int]  # noqa: ARG001 - used for its effect
+    app: AppTest,
+    refresh_fails_once: list[int],  # noqa: ARG001 - used for its effect
 ) -> None:
     app.selectbox(key="asof_1").select("2026-04-15").run()
     ok(app.button(key="update_1").click().run())

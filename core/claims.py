@@ -171,19 +171,7 @@ def stored_claims(session: Session, section_id: int) -> list[ClaimPlan]:
     rows = session.exec(
         select(Claim).where(Claim.section_id == section_id).order_by(col(Claim.position))
     ).all()
-    return [
-        ClaimPlan(
-            r.position,
-            r.sentence,
-            r.marker,
-            r.snapshot_id,
-            list(r.selectors or []),
-            r.state,
-            r.score,
-            dict(r.detail or {}),
-        )
-        for r in rows
-    ]
+    return [ClaimPlan.from_dict(r.model_dump()) for r in rows]
 
 
 def claims_of(session: Session, section: Section, cited: Mapping[int, Snapshot]) -> list[ClaimPlan]:
@@ -196,19 +184,7 @@ def claims_of(session: Session, section: Section, cited: Mapping[int, Snapshot])
 
 def write_claims(session: Session, section_id: int, plans: Sequence[ClaimPlan]) -> None:
     for p in plans:
-        session.add(
-            Claim(
-                section_id=section_id,
-                position=p.position,
-                sentence=p.sentence,
-                marker=p.marker,
-                snapshot_id=p.snapshot_id,
-                selectors=p.selectors,
-                state=p.state,
-                score=p.score,
-                detail=p.detail,
-            )
-        )
+        session.add(Claim(section_id=section_id, **p.as_dict()))
 
 
 # --------------------------------------------------------------------------- re-checking

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from core.redact import redact_credentials
+
 
 class EvergreenError(Exception):
     """A failure caused by input or state a person can fix.
 
     The message is shown as-is by the CLI and the app, so it must say what went
     wrong and what to do about it, in one line, without secrets or tracebacks.
+    Credentials inside any URL in the message are redacted when the error is made,
+    so they reach neither the screen nor a stored run error.
     """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact_credentials(a) if isinstance(a, str) else a for a in args))
 
 
 class NotFoundError(EvergreenError):

@@ -25,6 +25,7 @@ from pydantic_settings import (
 
 from core import config
 from core.errors import EvergreenError
+from core.redact import redact_credentials
 
 
 class Price(BaseModel):
@@ -136,10 +137,11 @@ class Settings(BaseSettings):
         return self.prices.get(model, Price())
 
     def describe(self) -> dict[str, Any]:
-        """What the Settings screen and `evergreen config` show: never a key's value."""
+        """What the Settings screen and `evergreen config` show: never a key's value, nor
+        credentials inside an endpoint URL."""
         return {
             "writer": self.llm,
-            "openai_base_url": self.openai_base_url or "(OpenAI default)",
+            "openai_base_url": redact_credentials(self.openai_base_url or "(OpenAI default)"),
             "openai_api_key": "set" if self.openai_api_key else "not set",
             "models": {
                 "planner": self.model_planner,

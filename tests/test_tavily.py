@@ -122,3 +122,14 @@ def test_web_source_needs_a_key(workspace: object, monkeypatch: pytest.MonkeyPat
         assert providers.search.cache is providers.fetcher.cache  # type: ignore[attr-defined]
     finally:
         providers.close()
+
+
+def test_credentials_in_the_endpoint_are_redacted() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there
+    base = f"http://evergreen:pw-very-secret-42@127.0.0.1:{port}"
+    with pytest.raises(EvergreenError, match="cannot be reached") as err:
+        TavilySearch(KEY, base_url=base, timeout=3).search("q")
+    assert "pw-very-secret-42" not in str(err.value)
+    assert f"at http://***@127.0.0.1:{port}" in str(err.value)

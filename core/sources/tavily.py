@@ -19,6 +19,7 @@ from tavily import TavilyClient
 from tavily import errors as tavily_errors
 
 from core.errors import EvergreenError
+from core.redact import redact_credentials
 from core.sources.base import SearchResult, canonical_url
 from core.validation import strip_controls
 
@@ -139,6 +140,7 @@ class TavilySearch:
 
     def _message(self, exc: Exception) -> str:
         where = "" if self.base_url == "https://api.tavily.com" else f" at {self.base_url}"
+        where = redact_credentials(where)  # a base URL may carry user:password@
         if isinstance(exc, tavily_errors.InvalidAPIKeyError | tavily_errors.MissingAPIKeyError):
             why = "the API key was refused (HTTP 401); check TAVILY_API_KEY"
         elif isinstance(exc, tavily_errors.UsageLimitExceededError):
@@ -155,7 +157,7 @@ class TavilySearch:
             why = "the service cannot be reached"
         else:
             why = f"{type(exc).__name__}: {_short(str(exc))}"
-        return f"Tavily search failed{where}: {why}.".replace(self._key, "***")
+        return redact_credentials(f"Tavily search failed{where}: {why}.").replace(self._key, "***")
 
 
 def _day(when: datetime) -> str:

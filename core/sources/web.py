@@ -17,6 +17,11 @@ is a page whose text is garbled (binary served as HTML). 404 and 410 mean the pa
 ``max_retry_after`` seconds (a longer wait is not made: the page fails at once, saying so).
 ``close()`` stops the crawler and the browser.
 
+The browser is bound to the URL policy: it is started with a proxy (PolicyProxy) that
+checks every request it makes — navigation, redirect hops, sub-resources, scripts'
+requests — before a connection leaves, and connects only to addresses the policy
+checked; WebRTC may not send UDP around it.
+
 Pages a search already returned in full (RawContentCache) are not fetched again.
 """
 
@@ -45,8 +50,9 @@ from urllib.parse import urlsplit
 from core.dates import utcnow
 from core.errors import EvergreenError
 from core.sources.base import FetchedPage, PageNotFound, canonical_url
+from core.sources.policy_proxy import PolicyProxy
 from core.sources.tavily import RawContentCache
-from core.sources.urlpolicy import UrlPolicy
+from core.sources.urlpolicy import UrlPolicy, UrlRefused
 from core.validation import strip_controls
 
 log = logging.getLogger("evergreen.web")
@@ -59,6 +65,8 @@ GONE = (404, 410)
 RETRY = (429, 500, 502, 503, 504)
 _STATUS_IN_ERROR = re.compile(r"\bHTTP (\d{3})\b")
 _TOO_BIG = re.compile(r"over the byte limit: (\d+)")
+_REFUSED = re.compile(r"Refused to fetch [^\n]*")
+_NET_ERROR_AT = re.compile(r"net::ERR_[A-Z_]+ at (\S+)")
 
 
 class _TooBig(Exception):
@@ -97,7 +105,7 @@ def _shared_loop() -> asyncio.AbstractEventLoop:
 class _Chromium:
     """A headless Chromium this process started, reachable over CDP on 127.0.0.1."""
 
-    def __init__(self, executable: str, timeout: float = 20.0) -> None:
+    def __init__(self, executable: str, proxy: str, timeout: float = 20.0) -> None:
         self.profile = tempfile.mkdtemp(prefix="evergreen-chromium-")
         args = [
             executable,
@@ -110,6 +118,10 @@ class _Chromium:
             "--disable-sync",
             "--no-first-run",
             "--no-default-browser-check",
+            # every request through the policy proxy, loopback included (no implicit bypass)
+            f"--proxy-server={proxy}",
+            "--proxy-bypass-list=<-loopback>",
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
             "--remote-debugging-port=0",
             "--remote-debugging-address=127.0.0.1",
             f"--user-data-dir={self.profile}",
@@ -196,6 +208,7 @@ class WebFetcher:
         self._crawler: Any = None
         self._http: Any = None
         self._browser: _Chromium | None = None
+        self._proxy: PolicyProxy | None = None
         self._downloads: str | None = None
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._next_start: dict[str, float] = {}
@@ -297,7 +310,12 @@ class WebFetcher:
     async def _start_browser(self, executable: str) -> None:
         from crawl4ai import AsyncWebCrawler, BrowserConfig
 
-        browser = await asyncio.to_thread(_Chromium, executable)
+        proxy = await PolicyProxy(self.policy).start()
+        try:
+            browser = await asyncio.to_thread(_Chromium, executable, proxy.url)
+        except BaseException:
+            await proxy.close()
+            raise
         try:
             crawler = AsyncWebCrawler(
                 config=BrowserConfig(
@@ -312,8 +330,10 @@ class WebFetcher:
             await crawler.start()
         except BaseException:
             browser.close()
+            await proxy.close()
             raise
-        self._browser, self._crawler, self.mode = browser, crawler, "chromium"
+        self._browser, self._proxy, self._crawler = browser, proxy, crawler
+        self.mode = "chromium"
 
     async def _http_crawler(self) -> Any:
         if self._http is None:
@@ -376,6 +396,9 @@ class WebFetcher:
         if self._browser is not None:
             await asyncio.to_thread(self._browser.close)
             self._browser = None
+        if self._proxy is not None:
+            await self._proxy.close()
+            self._proxy = None
         if self._downloads:
             shutil.rmtree(self._downloads, ignore_errors=True)
 
@@ -431,7 +454,7 @@ class WebFetcher:
         """Seconds to wait before trying ``url`` again (None: do not), and a note for the
         error message when the page finally fails."""
         status = _status_of(result)
-        if status not in RETRY:
+        if status not in RETRY or self._proxy_failure(url, result) is not None:
             return None, ""
         headers = {str(k).lower(): str(v) for k, v in (result.response_headers or {}).items()}
         headers = headers or self._http_headers.get(canonical_url(url), {})
@@ -442,14 +465,34 @@ class WebFetcher:
             return None, f" after {attempt} attempts" if attempt > 1 else ""
         return (after if after is not None else self.backoff * 2 ** (attempt - 1)), ""
 
+    def _proxy_failure(self, url: str, result: Any) -> EvergreenError | None:
+        """The error to raise when the browser's page is the policy proxy's answer (a
+        refusal, or a host it could not reach) rather than the page itself."""
+        if self._proxy is None:
+            return None
+        error = str(result.error_message or "")
+        urls = [result.redirected_url or url, *_NET_ERROR_AT.findall(error)]
+        failure = next((f for u in urls if (f := self._proxy.failure_for(u))), None)
+        if failure is None:
+            return None
+        if failure.refused:
+            return UrlRefused(failure.message)
+        return EvergreenError(f"Cannot fetch {url}: {failure.message}.")
+
     async def _page(self, url: str, result: Any, via: str, note: str = "") -> FetchedPage | None:
         status = _status_of(result)
         error = str(result.error_message or "")
+        failure = self._proxy_failure(url, result) if via == "chromium" else None
+        if failure is not None:
+            raise failure
         if status in GONE:
             raise PageNotFound(f"{url} is gone (HTTP {status}).")
         big = _TOO_BIG.search(error)
         if big:
             self._check_size(url, int(big.group(1)))
+        refused = _REFUSED.search(error)
+        if status is None and refused:  # a redirect hop the policy refused (HTTP mode)
+            raise UrlRefused(refused.group(0))
         if status is None:
             raise EvergreenError(f"Cannot fetch {url}: {_short_error(error, self.timeout)}")
         if status >= 400:

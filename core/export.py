@@ -3,21 +3,31 @@
 An exported file starts, under its title, with a line generated from the version —
 ``_Version 3 · as of 2026-07-15 · 36 claims, 0 stale_`` — so a reader of the file knows
 which state of the report it is and how many of its cited sentences still hold.
+
+Everything in a version came from a person, a model or a fetched page, so the Markdown
+made here (the export, ``evergreen show``, the app's preview) is made inert first
+(``core.untrusted``): raw HTML is escaped, bodies keep no links, images, autolinks or link
+definitions (only their text and the ``[n]`` citations), and the only links are the
+References' own, to http(s) pages or the ``local://`` pages of a corpus.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from sqlmodel import Session
 
 from core.dates import day
 from core.errors import EvergreenError
 from core.models import CLAIM_STATES, Report, ReportVersion
-from core.report_state import render_markdown
+from core.report_state import RefEntry, ReportDoc, render_markdown
 from core.repository import claims_of_version, get_version, load_doc
+from core.untrusted import clean_line, clean_markdown, strip_controls
 
 FORMATS = ("md", "pdf")
+LINK_SCHEMES = ("http", "https", "local")  # the References may link to these only
 
 
 def claim_summary(session: Session, version: ReportVersion) -> dict[str, int]:
@@ -49,6 +59,28 @@ def version_line(number: int, as_of: str, counts: dict[str, int] | None = None) 
     return line + "_"
 
 
+def _inert_reference(ref: RefEntry) -> RefEntry:
+    """A reference whose title cannot run or load anything and whose link is kept only
+    for an http(s) or ``local://`` address (another scheme leaves the title as text)."""
+    title = strip_controls(" ".join(ref.title.split())).replace("<", "&lt;")
+    url = ref.url.strip()
+    if url and urlsplit(url).scheme.lower() not in LINK_SCHEMES:
+        url = ""
+    return replace(ref, title=title, url=url)
+
+
+def inert_doc(doc: ReportDoc) -> ReportDoc:
+    """``doc`` with every text made inert for Markdown readers (see the module docstring)."""
+    return ReportDoc(
+        title=clean_line(doc.title),
+        sections=[
+            replace(s, heading=clean_line(s.heading), body=clean_markdown(s.body))
+            for s in doc.sections
+        ],
+        references=[_inert_reference(r) for r in doc.references],
+    )
+
+
 def version_markdown(
     session: Session,
     report: Report,
@@ -56,10 +88,10 @@ def version_markdown(
     *,
     with_version_line: bool = False,
 ) -> str:
-    """The version as canonical Markdown; ``with_version_line`` adds the line an exported
-    file carries under its title (version, as-of date, claim counts)."""
+    """The version as canonical, inert Markdown (``inert_doc``); ``with_version_line`` adds
+    the line an exported file carries under its title (version, as-of date, claim counts)."""
     version = get_version(session, report, number)
-    doc = load_doc(session, version)
+    doc = inert_doc(load_doc(session, version))
     if not with_version_line:
         return render_markdown(doc)
     line = version_line(version.number, day(version.as_of), claim_summary(session, version))

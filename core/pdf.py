@@ -13,14 +13,37 @@ Safety: the Markdown is parsed with raw HTML *off* (``js-default`` preset), so a
 ``<script>`` or ``<img onerror=…>`` in a section is printed as text, and images are
 disabled, so a report cannot pull a local file (or a remote one) into the PDF. The
 full embedded fonts (~3.7 MB) are subset to the glyphs used (~40 KB).
+
+Bounded time: PyMuPDF's layout is quadratic in the length of an unbreakable run of
+characters (one 80,000-character "word" took 6 s, 1.9 MB more than 300 s), so before
+layout a run of more than ``WRAP`` non-space characters in text gets a zero-width space (a
+line-break opportunity, invisible) every ``WRAP`` characters, and a code block line longer
+than ``CODE_WRAP`` is hard-wrapped; layout is then linear (1.9 MB in about 10 s). The app
+renders through ``render_pdf``, which runs ``markdown_to_pdf`` in a worker process and
+stops it after a time limit, so no input can hold up the app.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import re
 import tempfile
+from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.errors import EvergreenError
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_core import StateCore
+
+WRAP = 60  # longest run of non-space characters laid out without a break opportunity
+CODE_WRAP = 90  # longest code line (monospace 9 pt fills an A4 line at about 95)
+PDF_TIME_LIMIT = 120.0  # seconds the app waits for a PDF before stopping the renderer
+_ZWSP = "\u200b"
+_LONG_RUN = re.compile(rf"[^ \t\n\u200b]{{{WRAP + 1},}}")  # NBSP & co. do not break
+_LONG_LINE = re.compile(rf"[^\n]{{{CODE_WRAP + 1},}}")
 
 CSS = """
 body { font-family: sans-serif; font-size: 10.5pt; line-height: 1.35; }
@@ -53,6 +76,7 @@ def markdown_to_pdf(markdown: str, *, title: str | None = None) -> bytes:
         with tempfile.TemporaryDirectory(prefix="evergreen-pdf-") as tmp:
             pdf = MarkdownPdf(toc_level=3, mode="js-default", optimize=False)
             pdf.m_d.disable("image")
+            add_break_opportunities(pdf.m_d)
             pdf.meta = {**MarkdownPdf.meta, "title": title or _first_heading(markdown)}
             pdf.meta["creator"] = "Evergreen"
             # root: an empty folder, so nothing outside the document can be embedded
@@ -72,6 +96,87 @@ def markdown_to_pdf(markdown: str, *, title: str | None = None) -> bytes:
     if not data.startswith(b"%PDF") or len(data) < 200:
         raise EvergreenError("Could not render the PDF: the renderer produced an empty file.")
     return data
+
+
+def _break_run(match: re.Match[str]) -> str:
+    run = match.group()
+    return _ZWSP.join(run[i : i + WRAP] for i in range(0, len(run), WRAP))
+
+
+def _wrap_code(match: re.Match[str]) -> str:
+    line = match.group()
+    return "\n".join(line[i : i + CODE_WRAP] for i in range(0, len(line), CODE_WRAP))
+
+
+def _break_long_runs(state: StateCore) -> None:
+    """markdown-it core rule: break opportunities in long runs of text and inline code,
+    hard wraps in long code block lines (link targets are left alone)."""
+    for token in state.tokens:
+        if token.type in ("fence", "code_block"):
+            token.content = _LONG_LINE.sub(_wrap_code, token.content)
+        for child in token.children or ():
+            if child.type in ("text", "code_inline"):
+                child.content = _LONG_RUN.sub(_break_run, child.content)
+
+
+def add_break_opportunities(md: MarkdownIt) -> None:
+    """Make ``md`` render no unbreakable run longer than ``WRAP`` (``CODE_WRAP`` in code)."""
+    md.core.ruler.push("eg_break_long_runs", _break_long_runs)
+
+
+def _render_in_worker(conn: Connection, markdown: str, title: str | None) -> None:
+    """Worker process body: send (True, pdf bytes) or (False, message) back."""
+    try:
+        conn.send((True, markdown_to_pdf(markdown, title=title)))
+    except EvergreenError as exc:
+        conn.send((False, str(exc)))
+    except BaseException as exc:  # the parent gets a message, never a silent death
+        conn.send((False, f"Could not render the PDF ({type(exc).__name__}: {exc})."))
+    finally:
+        conn.close()
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # fork: starts at once, with the modules already imported; spawn where there is none
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def render_pdf(
+    markdown: str, *, title: str | None = None, time_limit: float = PDF_TIME_LIMIT
+) -> bytes:
+    """``markdown_to_pdf`` in a worker process, stopped after ``time_limit`` seconds.
+
+    Raises EvergreenError with the renderer's message, or a one-line "took longer than"
+    message when the limit is reached (the worker is killed; nothing is left running).
+    """
+    ctx = _context()
+    receiver, sender = ctx.Pipe(duplex=False)
+    worker = ctx.Process(
+        target=_render_in_worker, args=(sender, markdown, title), name="evergreen-pdf", daemon=True
+    )
+    worker.start()
+    sender.close()
+    try:
+        if not receiver.poll(time_limit):
+            raise EvergreenError(
+                f"The PDF took longer than {time_limit:g} s to render and was stopped; "
+                "download the Markdown instead."
+            )
+        ok, payload = receiver.recv()
+    except (EOFError, OSError):
+        worker.join(5)
+        raise EvergreenError(
+            f"The PDF renderer stopped unexpectedly (exit code {worker.exitcode})."
+        ) from None
+    finally:
+        receiver.close()
+        if worker.is_alive():
+            worker.kill()
+        worker.join(5)
+    if not ok:
+        raise EvergreenError(payload)
+    return payload
 
 
 def _first_heading(markdown: str) -> str:

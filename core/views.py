@@ -24,6 +24,7 @@ from core.dates import as_utc, day, iso
 from core.diffing import diff_stats, inline_html, side_by_side_html, word_diff
 from core.errors import EvergreenError, NotFoundError
 from core.models import (
+    OPEN_RUN_STATUSES,
     Claim,
     CostEvent,
     Report,
@@ -41,8 +42,9 @@ from core.repository import (
     snapshot_history,
     versions_of,
 )
-from core.runs import open_run_for, settings_of
+from core.runs import open_run_for, run_state, settings_of
 from core.services import report_rows, run_cost
+from core.untrusted import clean_markdown, strip_bidi
 
 COST_FIELDS = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "usd")
 COST_LABELS = {
@@ -54,14 +56,14 @@ COST_LABELS = {
     "usd": "$",
 }
 EVIDENCE_KINDS = ("unchanged", "minor", "material", "changed", "gone", "new")
-OPEN_STATUSES = ("running", "cancelling", "awaiting_review")
+OPEN_STATUSES = OPEN_RUN_STATUSES
 CLAIMS_SHOWN = 4  # changed claims listed per source before "n more"
 
 
 # -- small helpers ---------------------------------------------------------------------
 def esc(text: Any) -> str:
-    """HTML-escape any value (None → '')."""
-    return html.escape("" if text is None else str(text), quote=True)
+    """HTML-escape any value (None → ''), without bidi override characters."""
+    return html.escape(strip_bidi("" if text is None else str(text)), quote=True)
 
 
 _SAFE_URL = re.compile(r"^https?://[^\s\"'<>\\]+$", re.IGNORECASE)
@@ -92,7 +94,7 @@ def run_brief(run: UpdateRun | None) -> dict[str, Any] | None:
         "id": run.id,
         "report_id": run.report_id,
         "kind": run.kind,
-        "status": run.status,
+        "status": run_state(run),  # a run whose worker is gone reads "interrupted"
         "progress": run.progress,
         "error": run.error,
         "as_of": day(run.as_of),
@@ -598,8 +600,10 @@ def _link_citations(rendered: str, known: set[int]) -> str:
 
 def markdown_html(text: str, known_markers: set[int] | None = None) -> str:
     """Markdown → HTML with raw HTML and images off (all text escaped) and ``[n]``
-    citations linked to ``#ref-n``."""
-    rendered = _MD.render(text or "")
+    citations linked to ``#ref-n``: the one place the app renders a body. The body is
+    made inert first (``core.untrusted.clean_markdown``: no links, images, autolinks or
+    raw HTML from a model, a page or an import), so its only links are the citations."""
+    rendered = _MD.render(clean_markdown(text or ""))
     return _link_citations(rendered, known_markers or set())
 
 

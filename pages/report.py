@@ -9,6 +9,8 @@ import streamlit as st
 
 from core.db import session_scope
 from core.errors import EvergreenError
+from core.export import version_markdown
+from core.pdf import PDF_TIME_LIMIT, render_pdf
 from core.repository import get_report
 from core.views import esc, export_bytes, version_diff, version_html, version_timeline
 from pages._shared import VERSION_KEY, badge_html, pick_report, show_error, style
@@ -83,8 +85,12 @@ def export(report_id: int, number: int, title: str) -> None:
         )
     elif c2.button("Prepare PDF", key="make_pdf"):
         try:
-            with st.spinner("Rendering the PDF …"), session_scope() as session:
-                data = export_bytes(session, get_report(session, report_id), number, "pdf")
+            with st.spinner("Rendering the PDF …"):
+                with session_scope() as session:
+                    report = get_report(session, report_id)
+                    markdown = version_markdown(session, report, number, with_version_line=True)
+                # a worker process, stopped after PDF_TIME_LIMIT s: never a stalled script
+                data = render_pdf(markdown, time_limit=PDF_TIME_LIMIT)
         except EvergreenError as exc:
             st.session_state.pop(pdf_key, None)
             st.error(f"PDF export failed: {exc}")

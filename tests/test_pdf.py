@@ -3,6 +3,9 @@ a failure is a clear EvergreenError and never an empty file."""
 
 from __future__ import annotations
 
+import multiprocessing
+import re
+import time
 from pathlib import Path
 
 import pymupdf
@@ -11,7 +14,7 @@ import pytest
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.export import export_version, version_line
-from core.pdf import markdown_to_pdf
+from core.pdf import markdown_to_pdf, render_pdf
 from core.repository import get_report
 from core.workspace import load_sample
 
@@ -126,3 +129,88 @@ def test_version_line_wording() -> None:
     )
     assert version_line(2, "2026-04-15", {"claims": 0}) == "_Version 2 · as of 2026-04-15_"
     assert version_line(2, "2026-04-15") == "_Version 2 · as of 2026-04-15_"
+
+
+# -- bounded time (issue 15, item 3) ---------------------------------------------------------
+def rendered_html(monkeypatch: pytest.MonkeyPatch, markdown: str) -> str:
+    """The HTML markdown_to_pdf hands to the layout engine."""
+    import markdown_pdf
+
+    seen: list[str] = []
+    original = markdown_pdf.MarkdownPdf.add_section
+
+    def keep(self: markdown_pdf.MarkdownPdf, section: object, **kw: object) -> str:
+        html = original(self, section, **kw)
+        seen.append(html)
+        return html
+
+    monkeypatch.setattr(markdown_pdf.MarkdownPdf, "add_section", keep)
+    markdown_to_pdf(markdown)
+    return seen[0]
+
+
+def test_the_renderer_gets_no_unbreakable_run_longer_than_wrap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from core.pdf import CODE_WRAP, WRAP
+
+    word = "x" * 5000
+    markdown = (
+        f"# T\n\nA {word} b [{word}](https://example.org/{'y' * 300}) `{word}`\n\n"
+        f"| a |\n|---|\n| {word} |\n\n```\n{word}\n```\n"
+    )
+    html = rendered_html(monkeypatch, markdown)
+    text = re.sub(r"<[^>]*>", " ", html)
+    assert max(len(run) for run in re.split(r"[ \t\n\u200b]+", text)) <= max(WRAP, CODE_WRAP)
+    assert f'href="https://example.org/{"y" * 300}"' in html  # link targets are untouched
+    assert text.replace("\u200b", "").replace("\n", "").count(word) == 5  # nothing lost
+
+
+def test_a_1_9_mb_single_line_body_exports_within_the_time_limit() -> None:
+    # took more than 300 s before; the limit only guards the test from hanging
+    data = render_pdf("# One line\n\n" + "x" * 1_900_000 + "\n", time_limit=300)
+    with pymupdf.open(stream=data, filetype="pdf") as doc:
+        assert doc.page_count > 100
+        assert doc[0].get_text().startswith("One line\nxxxxxxxx")
+
+
+def test_render_pdf_stops_a_renderer_that_runs_over_its_time_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def stuck(markdown: str, **_: object) -> bytes:
+        time.sleep(600)
+        return b""
+
+    monkeypatch.setattr("core.pdf.markdown_to_pdf", stuck)
+    with pytest.raises(EvergreenError, match=r"^The PDF took longer than 1 s to render"):
+        render_pdf(DOC, time_limit=1)
+    assert not multiprocessing.active_children()  # the worker was stopped
+
+
+def test_render_pdf_returns_the_pdf_or_the_renderer_message() -> None:
+    assert pdf_text(render_pdf(DOC, time_limit=120))[0].startswith("Storage report")
+    with pytest.raises(EvergreenError, match="Nothing to export"):
+        render_pdf("  \n", time_limit=120)
+
+
+def test_the_app_prepares_the_pdf_with_a_time_limit(
+    app: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_app_pages import ok
+
+    def stuck(markdown: str, **_: object) -> bytes:
+        time.sleep(600)
+        return b""
+
+    monkeypatch.setattr("core.pdf.markdown_to_pdf", stuck)
+    monkeypatch.setattr("core.pdf.PDF_TIME_LIMIT", 1.0)
+    ok(app.switch_page("pages/report.py").run())  # type: ignore[attr-defined]
+    ok(app.button(key="make_pdf").click().run())  # type: ignore[attr-defined]
+    errors = [e.value for e in app.error]  # type: ignore[attr-defined]
+    assert any(e.startswith("PDF export failed: The PDF took longer than 1 s") for e in errors)
+
+
+def test_pdf_html_escapes_raw_html(monkeypatch: pytest.MonkeyPatch) -> None:
+    html = rendered_html(monkeypatch, DOC)
+    assert "<script" not in html and "<img" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html

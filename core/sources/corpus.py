@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -414,12 +415,29 @@ def _problem(skipped: list[str], skip_bad: bool, where: str, message: str) -> No
     skipped.append(f"{where}: {message}")
 
 
+PAGE_SCHEMES = ("http", "https", "local")  # web pages, and a folder corpus's own pages
+
+
+def page_url(url: str) -> str:
+    """The canonical spelling of a page's address; ValueError for any scheme but http(s)
+    and ``local://`` (a ``javascript:`` or ``data:`` page would become a live link in every
+    report that cites it)."""
+    scheme = urlsplit(url.strip()).scheme.lower()
+    if scheme not in PAGE_SCHEMES:
+        shown = url.strip()[:80]
+        raise ValueError(
+            f"url {shown!r} is not a web page: only http(s) and local:// addresses are accepted"
+        )
+    return canonical_url(url)
+
+
 def _record_from_obj(obj: Any, where: str) -> PageRecord:
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
     url = obj.get("url")
     if not isinstance(url, str) or not url.strip():
         raise ValueError("missing 'url'")
+    page_url(url)  # refuses any scheme but http(s) and local://
     gone = bool(obj.get("gone"))
     content = obj.get("content")
     if content is None and not gone:
@@ -543,7 +561,11 @@ def read_folder(
         except EvergreenError as exc:
             _problem(skipped, skip_bad, rel, str(exc))
             continue
-        url = str(meta.get("url") or f"local://{corpus}/{rel}")
+        try:
+            url = page_url(str(meta.get("url") or f"local://{corpus}/{rel}"))
+        except ValueError as exc:
+            _problem(skipped, skip_bad, rel, str(exc))
+            continue
         extra = {
             k: v for k, v in meta.items() if k not in {"url", "title", "date", "as_of", "gone"}
         }

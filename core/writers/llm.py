@@ -204,13 +204,14 @@ def filter_citations(body: str, allowed: set[int]) -> tuple[str, list[int]]:
 
 def clean_body(body: str, heading: str) -> str:
     """Model prose made safe for a section body: no leading copy of the heading, no
-    Markdown links or images of any scheme (only [n] citations name sources), no heading
-    lines."""
-    text = body.replace("\r\n", "\n").strip()
+    links, images, autolinks, link definitions or raw HTML (``core.untrusted``: only the
+    [n] citations name sources), no bidi overrides, no heading lines."""
+    from core.untrusted import clean_markdown
+
+    text = clean_markdown(body).strip()
     m = _LEADING_HEADING.match(text)
     if m and m.group(1).strip(" #*").casefold() == heading.strip().casefold():
         text = text[m.end() :]
-    text = _MD_LINK.sub(r"\1", text)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     return escape_heading_lines(text)
 

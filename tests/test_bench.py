@@ -11,22 +11,30 @@ from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import update
+from sqlmodel import select
 
 from core.anchors import sentence_key
 from core.bench.measure import (
     Pages,
     VersionView,
+    candidates,
     fact_accuracy,
     fact_stated,
+    key_source_recall,
     quality,
+    relevance,
+    topical_precision,
     unfresh_sources,
     view,
+    words,
 )
-from core.bench.truth import QuerySpec, StatusChange, load_queries
+from core.bench.output import aggregate, summary_line, table_md, targets_line
+from core.bench.runner import BenchConfig
+from core.bench.truth import QuerySpec, StatusChange, YearTruth, load_queries
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
-from core.models import Claim, ReportVersion
+from core.models import Claim, ReportVersion, Snapshot
 from core.report_state import RefEntry, ReportDoc, SectionDoc
 from core.repository import claims_of_version
 from core.research import create_report
@@ -101,7 +109,10 @@ def three_year_corpus(tmp_path: Path) -> tuple[Path, Path]:
             {
                 "id": topic,
                 "query": f"What is happening with {' and '.join(TOPICS[topic][:3])}?",
-                "relevant": [{"url": f"https://ex.org/{topic}/{i}"} for i in range(10)],
+                "relevant": [
+                    {"url": f"https://ex.org/{topic}/{i}", "score": 10.0 if i < 2 else 4.0}
+                    for i in range(10)
+                ],
                 "per_year": {str(y): row for y, row in truth[topic].items()},
             }
             for topic in TOPICS
@@ -374,6 +385,200 @@ def test_freshness_does_not_count_an_extend_that_leaves_edited_claims() -> None:
     assert unfresh_sources([proposal("edited")], markers, {url}, {}, verified) == set()  # removed
 
 
+# --------------------------------------------------------------------------- relevance
+
+STORAGE_QUESTION = "What is happening with battery and storage and lithium?"
+URL = "https://ex.org/{}".format
+KITCHEN = URL("kitchen/1")  # relevant by decree, new in 2021, shares no word with the question
+
+
+def discovery_corpus(tmp_path: Path) -> Path:
+    """Storage pages 0–5 in 2020, page 1 revised in 2021; pages 6 and 7 (on the question)
+    and an off-topic page appear in 2021."""
+    records = [_page("storage", i, 2020, 0) for i in range(6)]
+    records.append(_page("storage", 1, 2021, 1))
+    records += [_fresh("storage", j, 2021) for j in (6, 7)]
+    records.append(
+        {
+            "url": KITCHEN,
+            "title": "Sourdough notes",
+            "as_of": "2021-06-30",
+            "content": "Sourdough bread rises slowly. Bakers knead dough overnight.",
+        }
+    )
+    return write_jsonl(tmp_path / "discovery.jsonl", records)
+
+
+def discovery_spec() -> QuerySpec:
+    new = frozenset({URL("storage/6"), URL("storage/7"), KITCHEN})
+    relevant = frozenset({URL(f"storage/{i}") for i in range(8)} | {KITCHEN})
+    key = {URL("storage/0"): 10.0, URL("storage/6"): 9.5, KITCHEN: 9.0}
+    return QuerySpec(
+        id="storage",
+        query=STORAGE_QUESTION,
+        relevant=relevant,
+        per_year={2021: YearTruth(new=new)},
+        scores={**dict.fromkeys(relevant - set(key), 3.0), **key},
+    )
+
+
+def test_key_sources_are_scored_near_the_top(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = discovery_spec()
+    assert spec.key_sources(0.9) == {URL("storage/0"), URL("storage/6"), KITCHEN}
+    assert spec.key_sources(0.95) == {URL("storage/0"), URL("storage/6")}
+    assert spec.key_sources(1.0) == {URL("storage/0")}
+    assert QuerySpec("x", "q", frozenset({URL("a")})).key_sources(0.9) == set()  # no scores
+    edge = QuerySpec("x", "q", frozenset(), scores={"a": 14.0, "b": 12.6, "c": 12.5})
+    assert edge.key_sources(0.9) == {"a", "b"}  # 0.9 × 14 is 12.600000000000001 in floats
+    # scores are read from the queries file, also for pages named by id
+    corpus, qfile = _open_status_corpus(tmp_path, monkeypatch)
+    loaded = load_queries(qfile, corpus)[0]
+    corpus.close()
+    assert loaded.scores == {URL("proposals/7"): 9.5}  # 8 and "9" carry no score
+    with pytest.raises(EvergreenError, match="key-share"):
+        BenchConfig("c", "q.json", [2020, 2021], ["lct"], key_share=1.5)
+
+
+def test_topical_precision_and_words() -> None:
+    relevant = {URL("a"), URL("b"), URL("x")}
+    assert topical_precision({URL("a"), URL("b"), URL("c"), URL("d")}, relevant) == 0.5
+    assert topical_precision({URL("a"), URL("c"), URL("d")}, relevant) == 0.3333
+    assert topical_precision({URL("a")}, relevant) == 1.0
+    assert topical_precision(set(), relevant) is None
+    doc = ReportDoc(
+        "r",
+        [
+            SectionDoc("p", "", 0, "Battery storage grew [1]."),
+            SectionDoc("s", "Costs", 1, "Lithium prices fell [1][2]. Grid operators\nagreed [2]."),
+        ],
+    )
+    assert words(doc) == 3 + 6  # markers and headings are not words of the report
+
+
+def test_key_source_recall_counts_only_sources_that_exist_at_t(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVERGREEN_HOME", str(tmp_path / "ws"))
+    add_corpus("tiny", discovery_corpus(tmp_path))
+    pages = Pages("tiny")
+    key = discovery_spec().key_sources(0.9)
+    y2020, y2021 = parse_as_of("2020-12-31"), parse_as_of("2021-12-31")
+    # at 2020 only storage/0 exists: citing it is full recall
+    assert key_source_recall(key, {URL("storage/0"), URL("storage/3")}, y2020, pages) == (1.0, 1)
+    assert key_source_recall(key, {URL("storage/3")}, y2020, pages) == (0.0, 1)
+    # at 2021 all three exist; the off-topic one is not cited
+    cited = {URL("storage/0"), URL("storage/6")}
+    assert key_source_recall(key, cited, y2021, pages) == (0.6667, 3)
+    assert key_source_recall(set(), cited, y2021, pages) == (None, 0)
+    pages.close()
+
+
+def test_discovery_recall_is_what_the_run_fetched_not_what_it_cites(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """An update's candidates are its new snapshots: the two on-topic pages new in 2021,
+    not the revised page it re-fetched nor the off-topic one search cannot find (2 of 3).
+    A regenerated report's candidates are everything its create fetched."""
+    add_corpus("tiny", discovery_corpus(tmp_path))
+    spec, pages = discovery_spec(), Pages("tiny")
+    y2020, y2021 = parse_as_of("2020-12-31"), parse_as_of("2021-12-31")
+    created = create_report(STORAGE_QUESTION, as_of=y2020, source="corpus:tiny")
+    rid = created["report_id"]
+    updated = update_report(rid, as_of=y2021, approve_all=True)
+    rebuilt = create_report(STORAGE_QUESTION, as_of=y2021, source="corpus:tiny")
+    with session_scope() as s:
+        first = view(s, rid, 1)
+        assert first.urls <= candidates(s, created["run_id"])
+        assert URL("storage/1") in first.urls  # re-fetched by the update, as changed
+        assert s.exec(
+            select(Snapshot.change_kind).where(
+                Snapshot.run_id == updated["run_id"], Snapshot.change_kind != "new"
+            )
+        ).all()
+        assert candidates(s, updated["run_id"]) == {URL("storage/6"), URL("storage/7")}
+        m = relevance(
+            s,
+            spec,
+            view(s, rid),
+            run_id=updated["run_id"],
+            window=(2020, 2021),
+            pages=pages,
+            key_share=0.9,
+        )
+        regen = relevance(
+            s,
+            spec,
+            view(s, rebuilt["report_id"]),
+            run_id=rebuilt["run_id"],
+            window=(2020, 2021),
+            pages=pages,
+            key_share=0.9,
+        )
+        opening = relevance(
+            s, spec, first, run_id=created["run_id"], window=None, pages=pages, key_share=0.9
+        )
+    pages.close()
+    assert (m["discovery_new"], m["discovery_found"], m["discovery_recall"]) == (3, 2, 0.6667)
+    assert (regen["discovery_found"], regen["discovery_recall"]) == (2, 0.6667)
+    assert opening["discovery_recall"] is None and opening["key_sources"] == 1
+    assert m["key_sources"] == 3 and m["key_source_recall"] is not None
+    assert m["key_source_recall"] <= 0.6667  # the off-topic key source is never in the pool
+    assert m["topical_precision"] == 1.0 and m["cited"] > 0 and m["words"] > 0
+
+
+def _rec(q: str, system: str, t: int, cited: int, tp: float, **extra: object) -> dict:
+    return {
+        "question": q,
+        "system": system,
+        "t": t,
+        "cost": {},
+        "continuity": None,
+        "cited": cited,
+        "words": 10 * cited,
+        "topical_precision": tp,
+        **extra,
+    }
+
+
+def test_aggregates_pool_discovery_and_take_the_final_step() -> None:
+    records = [
+        _rec("a", "lct", 2020, 10, 0.5, key_source_recall=0.5),
+        _rec("a", "lct", 2021, 15, 0.6, key_source_recall=1.0, discovery_new=2, discovery_found=1),
+        _rec("a", "lct", 2022, 25, 0.4, key_source_recall=0.75, discovery_new=2, discovery_found=2),
+        _rec("b", "lct", 2020, 10, 1.0, key_source_recall=None),
+        _rec("b", "lct", 2022, 10, 0.9, key_source_recall=1.0, discovery_new=4, discovery_found=1),
+        _rec("a", "baseline", 2020, 12, 0.8),
+        _rec("a", "baseline", 2022, 12, 0.7, discovery_new=2, discovery_found=2),
+    ]
+    agg = aggregate(records)
+    lct = agg["lct"]
+    assert lct["topical_precision"] == 0.68  # mean over every step
+    assert lct["key_source_recall"] == 0.8125  # steps without key sources left out
+    assert lct["discovery_recall"] == 0.5  # (1 + 2 + 1) / (2 + 2 + 4), pooled
+    assert lct["sources_last_first"] == 1.75  # mean of 25 / 10 and 10 / 10
+    final = lct["final"]
+    assert (final["topical_precision"], final["key_source_recall"]) == (0.65, 0.875)
+    assert final["discovery_recall"] == 0.5 and final["cited"] == 17.5  # (2 + 1) / (2 + 4)
+    assert agg["baseline"]["sources_last_first"] == 1.0
+    assert agg["baseline"]["discovery_recall"] == 1.0
+    assert targets_line(final) == (
+        "Final LCT vs targets: 1 of 4 met — topical precision 0.650 (≥ 0.7) no, key-source "
+        "recall 0.875 (≥ 0.9) no, discovery recall 0.500 (≥ 0.9) no, sources last/first "
+        "1.750 (≤ 2) yes"
+    )
+    table = table_md(agg, [])
+    assert "| Evergreen LCT | 0.650 | 0.875 | 0.500 | 1.750 | 17.500 | 175 |" in table
+    assert "| target (final LCT) | ≥ 0.7 | ≥ 0.9 | ≥ 0.9 | ≤ 2 |  |  |" in table
+    line = summary_line(agg)
+    assert "LCT: topical precision 0.680, key-source recall 0.812" in line
+    assert line.endswith(
+        "final LCT: topical precision 0.650, key-source recall 0.875, "
+        "discovery recall 0.500, sources last/first 1.750"
+    )
+
+
 def _bench(workspace: Path, corpus: Path, qfile: Path, out: Path, *extra: str):
     env = {**os.environ, "EVERGREEN_HOME": str(workspace)}
     cmd = [sys.executable, "-m", "core.cli"]
@@ -435,7 +640,18 @@ def test_tiny_benchmark_end_to_end(workspace: Path, tmp_path: Path) -> None:
         assert {"support", "fact_accuracy", "stale_claims", "freshness", "claims"} <= set(rec)
     table = (out / "table.md").read_text()
     assert "Regenerate (OEDR)" in table
-    assert "| system | support | fact_accuracy | stale_claims | freshness |" in table
+    head = "| system | topical_precision | key_source_recall | discovery_recall | "
+    assert head + "sources_last_first | cited | words | support | fact_accuracy |" in table
+    assert "new_evidence_recall" not in table and "target (final LCT)" in table
+    for rec in results["records"]:
+        assert 0 <= rec["topical_precision"] <= 1 and rec["words"] > 0
+        assert rec["key_sources"] == 2 and 0 <= rec["key_source_recall"] <= 1  # pages 0, 1
+        first = rec["t"] == 2020
+        assert (rec["discovery_recall"] is None) == first  # no window for a first report
+        gap = 2 if rec["system"] == "sst@2" else 1
+        assert rec["discovery_new"] == (0 if first else 2 * gap)  # 2 relevant pages a year
+    assert {"topical_precision", "discovery_recall", "cited"} <= set(agg["lct"]["final"])
+    assert "topical precision" in (out / "summary.txt").read_text()
     # deterministic: a second run gives the same numbers (wall time aside)
     out2 = tmp_path / "out2"
     assert _bench(workspace, corpus, qfile, out2).returncode == 0

@@ -1,6 +1,16 @@
 """Benchmark outputs: results.json, table.md (shaped like the paper's Table 3, led by the
-truth measures: support, fact accuracy, stale claims, freshness), charts.html (plotly), and
-a one-line summary."""
+relevance measures — topical precision, key-source recall, discovery recall, sources
+last/first — then the truth measures: support, fact accuracy, stale claims, freshness),
+charts.html (plotly), and a one-line summary.
+
+Per system: topical precision, key-source recall, cited sources and words are means over
+every step (each R(t), first report included); discovery recall is pooled over the steps
+with a window (relevant pages surfaced / relevant pages new, all windows and questions
+together); sources last/first is, per question, the sources the system's report at the
+last year cites over those its report at the first year cites, averaged over questions.
+``final`` holds the same at the last year only (what the issue's targets are about for
+LCT). New-evidence recall (the share of window-new relevant pages a report cites) is still
+in results.json but retired as a goal: discovery recall measures the search instead."""
 
 from __future__ import annotations
 
@@ -10,10 +20,25 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+HEADLINE = ("topical_precision", "key_source_recall", "discovery_recall", "sources_last_first")
+SIZE = ("cited", "words")
+#: the issue's targets for final LCT reports: (metric, "≥" or "≤", bound)
+TARGETS = (
+    ("topical_precision", "≥", 0.7),
+    ("key_source_recall", "≥", 0.9),
+    ("discovery_recall", "≥", 0.9),
+    ("sources_last_first", "≤", 2.0),
+)
+LABELS = {
+    "topical_precision": "topical precision",
+    "key_source_recall": "key-source recall",
+    "discovery_recall": "discovery recall",
+    "sources_last_first": "sources last/first",
+}
 TRUTH = ("support", "fact_accuracy", "stale_claims", "freshness")
 CONT = ("content_rouge_l", "content_bleu4", "outline_rouge_l", "outline_em_f1")
 COST = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "seconds")
-OTHER = ("new_evidence_recall", "citation_validity")
+OTHER = ("citation_validity",)
 RACE = ("comprehensiveness", "insight", "instruction_following", "readability")
 PAPER = (
     "Paper (arXiv 2610.11566), IOEDR(OC) on the Long-Chain Task: content ROUGE-L 0.68 vs 0.17 "
@@ -44,8 +69,14 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         basis = steps or rows
         for k in COST:
             agg[k] = _avg([r["cost"].get(k) for r in basis])
-        for k in ("support", "freshness", *OTHER):
+        for k in ("support", "freshness", "new_evidence_recall", *OTHER):
             agg[k] = _avg([r.get(k) for r in basis])
+        agg.update(relevance_means(rows))
+        agg["sources_last_first"] = sources_last_first(rows)
+        agg["final"] = {
+            **relevance_means(final_rows(rows)),
+            "sources_last_first": agg["sources_last_first"],
+        }
         stale = [_stale(r) for r in basis]
         agg["stale_claims"] = _avg(stale)
         agg["stale_citations"] = agg["stale_claims"]  # the name older result files use
@@ -61,6 +92,45 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 agg[f"race_{k}"] = _avg([j.get(k) for j in judged])
         out[system] = agg
     return out
+
+
+def relevance_means(rows: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Means of topical precision, key-source recall, cited sources and words over
+    ``rows``; discovery recall pooled (surfaced / new, over every window of ``rows``)."""
+    out = {k: _avg([r.get(k) for r in rows]) for k in ("topical_precision", "key_source_recall")}
+    out["discovery_recall"] = pooled_discovery(rows)
+    out.update({k: _avg([r.get(k) for r in rows]) for k in SIZE})
+    return out
+
+
+def pooled_discovery(rows: list[dict[str, Any]]) -> float | None:
+    new = sum(r.get("discovery_new") or 0 for r in rows)
+    found = sum(r.get("discovery_found") or 0 for r in rows)
+    return round(found / new, 4) if new else None
+
+
+def _by_question(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """question → its records, earliest t first."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in sorted(rows, key=lambda r: r["t"]):
+        out[r["question"]].append(r)
+    return out
+
+
+def final_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each question's record at its last year."""
+    return [q[-1] for q in _by_question(rows).values()]
+
+
+def sources_last_first(rows: list[dict[str, Any]]) -> float | None:
+    """Mean over questions of cited sources at the last year / at the first year (a
+    question with a single step, or a first report citing nothing, is left out)."""
+    ratios = []
+    for q in _by_question(rows).values():
+        first, last = q[0].get("cited"), q[-1].get("cited")
+        if len(q) > 1 and first and last is not None:
+            ratios.append(last / first)
+    return _avg(ratios)
 
 
 def _stale(record: dict[str, Any]) -> float | None:
@@ -111,7 +181,7 @@ def _fmt(v: Any) -> str:
 def table_md(agg: dict[str, dict[str, Any]], intervals: list[dict[str, Any]]) -> str:
     names = {"baseline": "Regenerate (OEDR)", "sst": "Evergreen SST", "lct": "Evergreen LCT"}
     order = ["baseline", "sst", "lct"] + sorted(s for s in agg if s.startswith("sst@"))
-    cols = TRUTH + CONT + COST + OTHER
+    cols = HEADLINE + SIZE + TRUTH + CONT + COST + OTHER
     if any("race_overall" in a for a in agg.values()):
         cols = (*cols, "race_overall")  # LLM judge vs regeneration; 0.5 = as good
     head = "| system | " + " | ".join(cols) + " |"
@@ -131,7 +201,8 @@ def table_md(agg: dict[str, dict[str, Any]], intervals: list[dict[str, Any]]) ->
                 if base.get(k):
                     parts.append(f"{k} ×{a[k] / base[k]:.2f}")
             ratios.append(f"- {names[system]} vs regenerate: " + ", ".join(parts))
-    text = "\n".join(lines) + "\n\n" + "\n".join(ratios) + "\n\n" + PAPER + "\n"
+    text = "\n".join(lines) + "\n\n" + "\n".join(ratios) + "\n\n"
+    text += final_table(agg, order, names) + "\n" + PAPER + "\n"
     if intervals:
         keys = list(intervals[0])
         text += "\n| " + " | ".join(keys) + " |\n|" + "---|" * len(keys) + "\n"
@@ -140,11 +211,52 @@ def table_md(agg: dict[str, dict[str, Any]], intervals: list[dict[str, Any]]) ->
     return text
 
 
+def final_table(agg: dict[str, dict[str, Any]], order: list[str], names: dict[str, str]) -> str:
+    """The last year's values per system, with the issue's targets for final LCT reports."""
+    cols = (*HEADLINE, *SIZE)
+    lines = [
+        "Final year (each question's last report; sources last/first over the whole run):",
+        "",
+        "| system | " + " | ".join(cols) + " |",
+        "|" + "---|" * (len(cols) + 1),
+    ]
+    for system in order:
+        if system in agg and "final" in agg[system]:
+            label = names.get(system) or f"Evergreen SST, {system.split('@')[1]}-year gap"
+            final = agg[system]["final"]
+            lines.append(f"| {label} | " + " | ".join(_fmt(final.get(c)) for c in cols) + " |")
+    bounds = {k: f"{op} {bound:g}" for k, op, bound in TARGETS}
+    lines.append("| target (final LCT) | " + " | ".join(bounds.get(c, "") for c in cols) + " |")
+    text = "\n".join(lines) + "\n"
+    if "lct" in agg and "final" in agg["lct"]:
+        text += "\n" + targets_line(agg["lct"]["final"]) + "\n"
+    return text
+
+
+def targets_line(final: dict[str, Any]) -> str:
+    """'Final LCT vs targets: 1 of 4 met — topical precision 0.45 (≥ 0.7) no, …'."""
+    parts, met = [], 0
+    for k, op, bound in TARGETS:
+        value = final.get(k)
+        ok = value is not None and (value >= bound if op == "≥" else value <= bound)
+        met += ok
+        parts.append(f"{LABELS[k]} {_fmt(value)} ({op} {bound:g}) {'yes' if ok else 'no'}")
+    return f"Final LCT vs targets: {met} of {len(TARGETS)} met — " + ", ".join(parts)
+
+
 def charts_html(records: list[dict[str, Any]], path: Path) -> None:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     panels: list[tuple[str, Any]] = [
+        ("Topical precision (cited ∩ relevant / cited)", lambda r: r.get("topical_precision")),
+        (
+            "Key-source recall (key sources existing at t cited)",
+            lambda r: r.get("key_source_recall"),
+        ),
+        ("Discovery recall (relevant new pages surfaced)", lambda r: r.get("discovery_recall")),
+        ("Cited sources per report", lambda r: r.get("cited")),
+        ("Words per report", lambda r: r.get("words")),
         (
             "Content ROUGE-L vs previous version",
             lambda r: r["continuity"]["content_rouge_l"] if r.get("continuity") else None,
@@ -188,7 +300,7 @@ def summary_line(agg: dict[str, dict[str, Any]]) -> str:
         if not a:
             continue
         s = (
-            f"{names[system]}: support {_fmt(a.get('support'))}, fact accuracy "
+            f"{names[system]}: {_headline(a)}, support {_fmt(a.get('support'))}, fact accuracy "
             f"{_fmt(a.get('fact_accuracy'))}, stale claims {_fmt(a.get('stale_claims_total'))}, "
             f"freshness {_fmt(a.get('freshness'))}, content ROUGE-L "
             f"{_fmt(a.get('content_rouge_l'))}"
@@ -197,7 +309,13 @@ def summary_line(agg: dict[str, dict[str, Any]]) -> str:
         if system != "baseline" and base.get("searches") and a.get("searches") is not None:
             s += f", searches ×{a['searches'] / base['searches']:.2f}"
         parts.append(s)
+    if agg.get("lct", {}).get("final"):
+        parts.append(f"final LCT: {_headline(agg['lct']['final'])}")
     return "; ".join(parts) or "nothing was run"
+
+
+def _headline(a: dict[str, Any]) -> str:
+    return ", ".join(f"{LABELS[k]} {_fmt(a.get(k))}" for k in HEADLINE)
 
 
 def write_outputs(out: Path, records: list[dict[str, Any]], config: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.bench.truth import QuerySpec
+from core.errors import EvergreenError
 
 if TYPE_CHECKING:
     from core.bench.measure import Pages
@@ -41,6 +42,19 @@ class BenchConfig:
     resume: bool = False
     workers: int = 2
     judge: bool = False  # with the LLM writer: RACE scores of each update vs regeneration
+    #: key sources: relevant pages scored at least this share of the question's top score
+    #: (relative, so one default fits the PEP 0–14 and Swift 0–12 scales and a question
+    #: whose best is 9.9). At 0.9: a PEP with title, topic and ≥ 36 content hits (or, for
+    #: release_lifecycle, every release-schedule PEP: title and topic); a Swift proposal
+    #: ≥ 10.8 (title hit and a strong abstract/body signal) — 5–39 per question, median 11,
+    #: of 31–103 relevant; the files' own marks (Swift "≥ 8", PEP title+topic) take 11–72.
+    key_share: float = 0.9
+
+    def __post_init__(self) -> None:
+        if not 0 < self.key_share <= 1:
+            raise EvergreenError(
+                f"--key-share {self.key_share:g} is not a share of the top score: give 0 < s ≤ 1."
+            )
 
 
 def year_end(year: int) -> str:
@@ -110,21 +124,21 @@ def _run_systems(
             continue
         prev = by.get(("baseline", years[i - 1])) if i else None
         prev_t = years[i - 1] if i else None
-        rec = _create(spec, "baseline", t, source, settings, prev, prev_t, pages)
+        rec = _create(spec, "baseline", t, source, settings, prev, prev_t, pages, cfg.key_share)
         by[("baseline", t)] = rec
         emit(rec)
 
     if "lct" in cfg.tasks:
         first = years[0]
         if ("lct", first) not in done:
-            rec = _create(spec, "lct", first, source, settings, None, None, pages)
+            rec = _create(spec, "lct", first, source, settings, None, None, pages, cfg.key_share)
             by[("lct", first)] = rec
             emit(rec)
         report_id = by[("lct", first)]["report_id"]
         for i, t in enumerate(years[1:], start=1):
             if ("lct", t) in done:
                 continue
-            rec = _update(spec, "lct", report_id, t, years[i - 1], pages)
+            rec = _update(spec, "lct", report_id, t, years[i - 1], pages, cfg.key_share)
             _maybe_judge(cfg, spec, rec, by)
             by[("lct", t)] = rec
             emit(rec)
@@ -138,7 +152,7 @@ def _run_systems(
                     continue
                 base = by[("baseline", t0)]
                 report_id = _import_baseline(spec, base["report_id"], t0, source, settings)
-                rec = _update(spec, system, report_id, t, t0, pages)
+                rec = _update(spec, system, report_id, t, t0, pages, cfg.key_share)
                 _maybe_judge(cfg, spec, rec, by)
                 by[(system, t)] = rec
                 emit(rec)
@@ -152,7 +166,8 @@ def _create(
     settings: dict[str, Any],
     prev: dict[str, Any] | None,
     prev_t: int | None,
-    pages: Pages | None = None,
+    pages: Pages,
+    key_share: float,
 ) -> dict[str, Any]:
     from core.bench.measure import (
         continuity_between,
@@ -160,6 +175,7 @@ def _create(
         freshness_rebuild,
         quality,
         recall,
+        relevance,
         view,
     )
     from core.dates import parse_as_of
@@ -177,7 +193,12 @@ def _create(
     with session_scope() as s:
         v = view(s, res["report_id"])
         rec.update(quality(s, v, pages))
-        rec["cited"] = len(v.urls)
+        window = (prev_t, t) if prev_t is not None else None
+        rec.update(
+            relevance(
+                s, spec, v, run_id=res["run_id"], window=window, pages=pages, key_share=key_share
+            )
+        )
         if prev is not None and prev_t is not None:
             p = view(s, prev["report_id"])
             rec["continuity"] = continuity_between(p, v)
@@ -190,13 +211,20 @@ def _create(
 
 
 def _update(
-    spec: QuerySpec, system: str, report_id: int, t: int, prev_t: int, pages: Pages | None = None
+    spec: QuerySpec,
+    system: str,
+    report_id: int,
+    t: int,
+    prev_t: int,
+    pages: Pages,
+    key_share: float,
 ) -> dict[str, Any]:
     from core.bench.measure import (
         fact_accuracy,
         freshness_update,
         quality,
         recall,
+        relevance,
         view,
     )
     from core.dates import parse_as_of
@@ -219,7 +247,17 @@ def _update(
         p = view(s, report_id, prev_number)
         v = view(s, report_id)
         rec.update(quality(s, v, pages))
-        rec["cited"] = len(v.urls)
+        rec.update(
+            relevance(
+                s,
+                spec,
+                v,
+                run_id=res["run_id"],
+                window=(prev_t, t),
+                pages=pages,
+                key_share=key_share,
+            )
+        )
         rec["freshness"] = freshness_update(
             s, res["run_id"], p, spec.material_between(prev_t, t), v
         )
@@ -308,7 +346,10 @@ def _record(
         "continuity": None,
         "evidence": None,
         "freshness": None,
-        "new_evidence_recall": None,
+        "new_evidence_recall": None,  # retired as a goal: discovery_recall replaces it
+        "topical_precision": None,
+        "key_source_recall": None,
+        "discovery_recall": None,
         "fact_accuracy": None,
         "fact_changes": 0,
     }

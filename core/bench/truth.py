@@ -7,13 +7,18 @@ by its URL, by an object with a ``url``, or by a bare id (``563``, ``"SE-0296"``
 object such as ``{"pep": 563}``); ids are resolved through the corpus: the page whose
 record metadata holds that integer (:meth:`Corpus.urls_for_ids`). An id that names no
 page, or several, is an error.
+
+A relevant page given as an object may carry a ``score`` (how central it is to the
+question, in the queries file's own units: 0–14 for the PEPs, 0–12 for Swift); the
+benchmark's key sources are the relevant pages scored near the question's best
+(:meth:`QuerySpec.key_sources`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +59,15 @@ class QuerySpec:
     query: str
     relevant: frozenset[str]
     per_year: dict[int, YearTruth] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)  # relevant url → its score
+
+    def key_sources(self, share: float) -> set[str]:
+        """The relevant pages whose score is at least ``share`` × the question's highest
+        score (the question's own scale); none when the queries file gives no scores."""
+        if not self.scores:
+            return set()
+        floor = share * max(self.scores.values()) - 1e-9  # 0.9 × 14 is 12.600000000000001
+        return {u for u, score in self.scores.items() if score >= floor}
 
     def material_between(self, start: int, end: int) -> set[str]:
         """Pages that changed materially in years (start, end]."""
@@ -105,6 +119,16 @@ def _as_id(value: Any) -> int | None:
         if m:
             return int(m.group(1))
     return None
+
+
+def score_of(item: Any) -> float | None:
+    """The ``score`` of a relevant item given as an object, if it has a numeric one."""
+    if not isinstance(item, Mapping):
+        return None
+    value = item.get("score")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 def page_of(item: Any) -> _Page:
@@ -214,8 +238,10 @@ def load_queries(path: str | Path, corpus: Corpus | None = None) -> list[QuerySp
                 )
                 for year, row in (q.get("per_year") or {}).items()
             }
-            relevant = [page_of(x) for x in q.get("relevant", [])]
-            raw.append((str(q["id"]), str(q["query"]), relevant, per_year))
+            items = q.get("relevant", [])
+            relevant = [page_of(x) for x in items]
+            scores = [score_of(x) for x in items]
+            raw.append((str(q["id"]), str(q["query"]), relevant, per_year, scores))
     except FileNotFoundError:
         raise EvergreenError(f"No queries file at {file}.") from None
     except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -228,7 +254,7 @@ def load_queries(path: str | Path, corpus: Corpus | None = None) -> list[QuerySp
     resolver = _Resolver(corpus, file.name)
     resolver.prepare(
         p
-        for _id, _q, relevant, per_year in raw
+        for _id, _q, relevant, per_year, _scores in raw
         for group in (
             relevant,
             *(x for new, ch, mat, _s in per_year.values() for x in (new, ch, mat)),
@@ -251,6 +277,19 @@ def load_queries(path: str | Path, corpus: Corpus | None = None) -> list[QuerySp
                 )
                 for year, (new, changed, material, events) in per_year.items()
             },
+            scores=_scores(url, relevant, scores),
         )
-        for qid, query, relevant, per_year in raw
+        for qid, query, relevant, per_year, scores in raw
     ]
+
+
+def _scores(
+    url: Callable[[_Page], str], relevant: list[_Page], scores: list[float | None]
+) -> dict[str, float]:
+    """url → score of the relevant pages that have one (the highest, if named twice)."""
+    out: dict[str, float] = {}
+    for page, score in zip(relevant, scores, strict=True):
+        if score is not None:
+            key = url(page)
+            out[key] = max(score, out.get(key, score))
+    return out

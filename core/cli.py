@@ -10,10 +10,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from core import config
@@ -67,7 +68,7 @@ def corpus_add(
         f"{result.updated} updated, {result.unchanged} unchanged."
     )
     for line in result.skipped[:20]:
-        err.print(f"skipped {line}")
+        err.print(f"skipped {line}", markup=False)
     if len(result.skipped) > 20:
         err.print(f"… and {len(result.skipped) - 20} more skipped")
 
@@ -125,7 +126,9 @@ def corpus_search(
         )
         return
     for h in hits:
-        out.print(f"[bold]{h.title}[/] ({h.date.date() if h.date else '?'}) {h.url}")
+        out.print(
+            f"[bold]{escape(h.title)}[/] ({h.date.date() if h.date else '?'}) {escape(h.url)}"
+        )
         out.print(f"   {h.snippet[:200]}", markup=False)
 
 
@@ -148,7 +151,7 @@ def list_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     for r in rows:
         table.add_row(
             str(r["id"]),
-            r["title"],
+            escape(r["title"]),
             str(r["version"] or "—"),
             r["as_of"] or "—",
             str(r["sources"]),
@@ -212,12 +215,14 @@ def import_report_cmd(
     if summary["uncited_references"]:
         err.print(
             f"note: references never cited in the text were dropped: "
-            f"{summary['uncited_references']}"
+            f"{summary['uncited_references']}",
+            markup=False,
         )
     if summary["untracked_references"]:
         err.print(
             "note: references without a web address stay as plain text (nothing to re-check): "
-            f"{summary['untracked_references']}"
+            f"{summary['untracked_references']}",
+            markup=False,
         )
 
 
@@ -353,7 +358,7 @@ def review_cmd(
         return
     table = Table("section", "action", "decision", "why")
     for p in result["proposals"]:
-        table.add_row(p["key"], p["action"], p["decision"], p["rationale"][:90])
+        table.add_row(escape(p["key"]), p["action"], p["decision"], escape(p["rationale"][:90]))
     out.print(table)
     if result["version"]:
         out.print(f"Committed version {result['version']}.")
@@ -439,6 +444,9 @@ def bench_cmd(
     judge: Annotated[
         bool, typer.Option("--judge", help="With --writer llm: RACE scores vs regeneration.")
     ] = False,
+    key_share: Annotated[
+        float, typer.Option("--key-share", help="Key sources: score ≥ this × the top score.")
+    ] = 0.9,
 ) -> None:
     """The temporal benchmark: regenerate vs SST vs LCT — support, fact accuracy, stale
     claims, freshness, continuity and cost."""
@@ -482,6 +490,7 @@ def bench_cmd(
         resume=resume,
         workers=workers,
         judge=judge,
+        key_share=key_share,
     )
     total = planned_steps(cfg) * len(specs)
     with Progress(console=err) as progress:
@@ -495,15 +504,20 @@ def bench_cmd(
 
 
 def main() -> None:
-    """Entry point: run the CLI, turning known failures into one clear line."""
+    """Entry point: run the CLI, turning known failures into one clear line (exit 1);
+    Ctrl-C stops the work, marks its run interrupted and exits 130."""
+    from core.runs import RunInterrupted, RunStopped
+
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # typer returns 130 for a KeyboardInterrupt
     except EvergreenError as exc:
-        err.print(f"[red]Error:[/] {exc}", highlight=False)
-        raise SystemExit(1) from None
+        _fail(str(exc), 1)
+    except RunInterrupted as exc:
+        _fail(str(exc), 130)
+    except RunStopped as exc:  # cancelled, or taken over by another process
+        _fail(str(exc), 1)
     except (typer.Abort, KeyboardInterrupt):
-        err.print("Aborted.")
-        raise SystemExit(130) from None
+        _fail("Interrupted.", 130)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except Exception as exc:  # click usage errors
@@ -513,6 +527,30 @@ def main() -> None:
             exc.show()
             raise SystemExit(exc.exit_code) from None
         raise
+    if isinstance(code, int) and code == 130:
+        _fail("Interrupted.", code)
+    if isinstance(code, int) and code:
+        _exit(code)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    """One line on stderr, printed as text: brackets such as [1] are not console markup."""
+    prefix = "[red]Error:[/] " if code == 1 else ""
+    err.print(prefix + escape(message), highlight=False)
+    _exit(code)
+
+
+def _exit(code: int) -> NoReturn:
+    """Exit now. After Ctrl-C, worker threads still blocked on a fetch or a model call
+    are abandoned instead of being waited for at interpreter exit."""
+    import threading
+
+    busy = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if code == 130 and busy:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)
 
 
 if __name__ == "__main__":

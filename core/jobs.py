@@ -24,7 +24,7 @@ from core.errors import EvergreenError
 
 ENV_MODE = "EVERGREEN_JOBS"
 MODES = ("thread", "sync")
-FINAL = ("awaiting_review", "committed", "failed", "cancelled")
+FINAL = ("awaiting_review", "committed", "failed", "cancelled", "interrupted")
 
 log = logging.getLogger(__name__)
 _workers: dict[str, threading.Thread] = {}
@@ -78,10 +78,13 @@ def work_on(run_id: int) -> str:
     bookkeeping starts (e.g. a source that cannot be opened) is recorded here, so a
     run is never left "running" with no worker.
     """
+    from core.runs import RunStopped
     from core.update import execute_update
 
     try:
         execute_update(run_id)
+    except RunStopped:  # cancelled or taken over: already recorded on the run
+        pass
     except EvergreenError as exc:
         _settle(run_id, str(exc))
     except Exception as exc:  # recorded on the run; the worker thread must not die noisily
@@ -90,14 +93,12 @@ def work_on(run_id: int) -> str:
     return status_of(run_id) or "failed"
 
 
-def _settle(run_id: int, error: str) -> None:
-    from core.runs import fail_run
+def _settle(run_id: int, error: str, lease: int | None = None) -> None:
+    """A worker that failed outside the engine's bookkeeping: end the run (cancelled if a
+    cancel was asked for), unless it moved on meanwhile (compare-and-set)."""
+    from core.runs import end_failed
 
-    status = status_of(run_id)
-    if status == "running":
-        fail_run(run_id, error)
-    elif status == "cancelling":
-        fail_run(run_id, error, status="cancelled")
+    end_failed(run_id, error, lease)
 
 
 def status_of(run_id: int) -> str | None:
@@ -123,7 +124,8 @@ def is_working(run_id: int) -> bool:
 
 def cancel(run_id: int) -> str:
     """Ask the run to stop (running → cancelling; its worker stops at the next checkpoint)
-    or drop it (awaiting review → cancelled). Returns the new status."""
+    or drop it (awaiting review, or interrupted: no worker → cancelled). Returns the new
+    status."""
     from core.runs import request_cancel
 
     return request_cancel(run_id)
@@ -135,23 +137,25 @@ def abandon(run_id: int) -> str:
     with a recent heartbeat — is on it."""
     from core.db import session_scope
     from core.models import UpdateRun
-    from core.runs import fail_run
-    from core.update import worker_alive
+    from core.runs import fail_run, worker_alive
 
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
         if run is None:
             raise EvergreenError(f"No run {run_id}.")
-        status, alive = run.status, worker_alive(run)
+        status, lease, alive = run.status, run.lease, worker_alive(run)
     if is_working(run_id) or alive:
         raise EvergreenError(f"Run {run_id} is still being worked on; cancel it instead.")
-    if status not in ("running", "cancelling"):
+    if status not in ("running", "cancelling", "interrupted"):
         raise EvergreenError(f"Run {run_id} is {status}; only an unfinished run is abandoned.")
-    fail_run(
+    if not fail_run(
         run_id,
         "Abandoned: no worker was running it (the app stopped mid-run).",
         status="cancelled" if status == "cancelling" else "failed",
-    )
+        lease=lease,
+        expect=(status,),
+    ):
+        raise EvergreenError(f"Run {run_id} changed meanwhile: it is {status_of(run_id)} now.")
     return status_of(run_id) or "failed"
 
 
@@ -159,25 +163,31 @@ def resume(run_id: int, *, sync: bool | None = None) -> None:
     """Continue a killed or failed update run (``core.update.resume_run``), reusing what
     it already fetched and proposed. Refused at once while a worker of this process is
     on it; the engine refuses a run another live process is doing."""
+    from core.runs import RunStopped
     from core.update import begin_resume, execute_update
 
     if is_working(run_id):
         raise EvergreenError(f"Run {run_id} is still being worked on; watch it instead.")
     _errors.pop(run_id, None)
-    begin_resume(run_id)  # a refusal reaches the page here, before any thread starts
+    lease = begin_resume(run_id)  # a refusal reaches the page here, before any thread starts
     if _synchronous(sync):
-        execute_update(run_id)
+        try:
+            execute_update(run_id, lease=lease)
+        except RunStopped as exc:  # recorded on the run; the page shows why
+            raise EvergreenError(str(exc)) from None
         return
 
     def work() -> None:
         try:
-            execute_update(run_id)
+            execute_update(run_id, lease=lease)
+        except RunStopped as exc:  # cancelled or taken over: recorded on the run
+            _errors[run_id] = str(exc)
         except EvergreenError as exc:
             _errors[run_id] = str(exc)  # e.g. refused: the page shows it (last_error)
-            _settle(run_id, str(exc))
+            _settle(run_id, str(exc), lease)
         except Exception as exc:
             log.exception("resuming run %s failed", run_id)
-            _settle(run_id, f"{type(exc).__name__}: {exc}")
+            _settle(run_id, f"{type(exc).__name__}: {exc}", lease)
 
     _spawn(f"evergreen-run-{run_id}", work)
     # Return once the worker has taken the run over (or been refused), so the page that

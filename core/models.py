@@ -11,12 +11,24 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, text
+from sqlalchemy.orm import declared_attr
 from sqlmodel import Field, SQLModel
 
 from core.dates import utcnow
 
 # Vocabularies kept as plain strings (portable across SQLite and PostgreSQL).
-RUN_STATUSES = ("running", "cancelling", "awaiting_review", "committed", "failed", "cancelled")
+#: interrupted: the worker stopped (Ctrl-C) before the run finished; it still holds the report
+#: until it is resumed or cancelled. A "running" run whose worker is gone reads as interrupted
+#: too (core.runs.run_state).
+RUN_STATUSES = (
+    "running",
+    "cancelling",
+    "interrupted",
+    "awaiting_review",
+    "committed",
+    "failed",
+    "cancelled",
+)
 RUN_KINDS = ("create", "update", "rebuild", "import")
 ACTIONS = ("keep", "revise", "extend", "add", "remove")
 DECISIONS = ("pending", "approved", "rejected")
@@ -137,22 +149,34 @@ class Claim(SQLModel, table=True):
     detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
 
 
-OPEN_RUN_STATUSES = ("running", "cancelling", "awaiting_review")
+OPEN_RUN_STATUSES = ("running", "cancelling", "interrupted", "awaiting_review")
+OPEN_RUN_WHERE = "status IN ('running', 'cancelling', 'interrupted', 'awaiting_review')"
 
 
 class UpdateRun(SQLModel, table=True):
     """One create / update / rebuild / import. At most one open run per report, enforced
-    by a partial unique index (see migration 0002)."""
+    by a partial unique index (migrations 0002, 0005).
+
+    Every change of a run through the ORM is a compare-and-set on its status: the UPDATE's
+    WHERE names the status the row was read with, and a row that moved on meanwhile (a
+    cancel, a commit, a take-over) fails the flush with StaleDataError instead of being
+    overwritten. ``lease`` counts take-overs: a worker's writes name the lease it holds
+    (core.runs), so a process that lost the run cannot write to it."""
 
     __table_args__ = (
         Index(
             "ux_updaterun_one_open_per_report",
             "report_id",
             unique=True,
-            sqlite_where=text("status IN ('running', 'cancelling', 'awaiting_review')"),
-            postgresql_where=text("status IN ('running', 'cancelling', 'awaiting_review')"),
+            sqlite_where=text(OPEN_RUN_WHERE),
+            postgresql_where=text(OPEN_RUN_WHERE),
         ),
     )
+
+    @declared_attr  # type: ignore[misc]
+    def __mapper_args__(cls) -> dict[str, Any]:  # noqa: N805 - SQLAlchemy's declared_attr
+        return {"version_id_col": cls.__table__.c.status, "version_id_generator": False}
+
     id: int | None = Field(default=None, primary_key=True)
     report_id: int = Field(foreign_key="report.id", index=True)
     kind: str  # RUN_KINDS
@@ -168,9 +192,13 @@ class UpdateRun(SQLModel, table=True):
     finished_at: datetime | None = None
     heartbeat_at: datetime | None = None  # last checkpoint of the process doing the work
     worker: str | None = None  # host:pid of that process
+    lease: int = 0  # bumped by every take-over (resume); fences the previous worker out
 
 
 class SectionProposal(SQLModel, table=True):
+    """One section's proposed change in a run; a run proposes each section once."""
+
+    __table_args__ = (Index("ux_sectionproposal_run_key", "run_id", "key", unique=True),)
     id: int | None = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="updaterun.id", index=True)
     key: str

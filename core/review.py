@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
 
 from core import faults
@@ -27,6 +28,7 @@ from core.repository import (
     outline_of,
     pool_snapshots,
 )
+from core.runs import set_status
 from core.services import run_cost
 
 STATUS_FOR = {"keep": "kept", "revise": "revised", "extend": "extended", "add": "added"}
@@ -84,7 +86,12 @@ def decide(
 
 
 def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -> Any:
-    """Turn the run's decided proposals into the next immutable version."""
+    """Turn the run's decided proposals into the next immutable version.
+
+    The run's move to committed is a compare-and-set on its status (awaiting review), in
+    the same transaction as the version: if a cancel got there first the flush fails with
+    StaleDataError and no version is written."""
+    _hold(session, run)
     proposals = decide(session, run, approve_all=approve_all)
     pending = [p.key for p in proposals if p.decision == "pending"]
     if pending:
@@ -147,6 +154,23 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
     return version
 
 
+def _hold(session: Session, run: UpdateRun) -> None:
+    """Take the run's row for this commit before anything is written: a compare-and-set
+    that keeps it awaiting review. A second committer or a cancel waits for this
+    transaction and then finds the run moved on; if one of them got here first, this
+    commit is refused with what happened."""
+    if set_status(session, run.id, "awaiting_review", expect=("awaiting_review",)):
+        return
+    status = session.exec(select(UpdateRun.status).where(UpdateRun.id == run.id)).one()
+    if status == "cancelled":
+        raise EvergreenError(f"Run {run.id} was cancelled; nothing was committed.")
+    if status == "committed":
+        raise EvergreenError(f"Run {run.id} is already committed; there is nothing to commit.")
+    raise EvergreenError(
+        f"Run {run.id} is {status}; only a run awaiting review is committed (nothing was)."
+    )
+
+
 def _text(sections: Iterable[SectionDoc]) -> str:
     parts = []
     for s in sections:
@@ -196,11 +220,22 @@ def review_run(
 ) -> dict[str, Any]:
     from core.db import session_scope
 
-    with session_scope() as session:
-        run = get_run(session, run_id)
-        decide(session, run, approve=approve, reject=reject, approve_all=approve_all)
-        if commit:
-            commit_run(session, run)
+    try:
+        with session_scope() as session:
+            run = get_run(session, run_id)
+            decide(session, run, approve=approve, reject=reject, approve_all=approve_all)
+            if commit:
+                commit_run(session, run)
+    except StaleDataError:  # the run's status moved on (a cancel won): nothing was written
+        with session_scope() as session:
+            status = get_run(session, run_id).status
+        raise EvergreenError(
+            f"Run {run_id} was {status} by another process while it was being reviewed; "
+            "nothing was committed."
+            if status == "cancelled"
+            else f"Run {run_id} is {status} now (it changed while it was being reviewed); "
+            "nothing was committed."
+        ) from None
     with session_scope() as session:
         result = run_result(session, run_id)
         result["proposals"] = [

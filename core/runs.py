@@ -6,17 +6,19 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
+from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
 
 from core import faults
 from core.costs import CostMeter
-from core.dates import utcnow
+from core.dates import as_utc, utcnow
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.models import OPEN_RUN_STATUSES, UpdateRun
@@ -49,15 +51,54 @@ def open_run_for(session: Session, report_id: int) -> UpdateRun | None:
     ).first()
 
 
+STALE_AFTER_SECONDS = 120  # a running run with no checkpoint for this long has no live worker
+RESUMABLE = ("failed", "cancelled", "interrupted", "running", "cancelling")
+
+
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def worker_alive(run: UpdateRun) -> bool:
+    """Is some *other* process still doing this run's work? On this host the worker's
+    process id says; a worker on another host is alive while its heartbeat is recent.
+    (Whether a thread of this process is on it: ``core.jobs.is_working``.)"""
+    host, _, pid = (run.worker or "").rpartition(":")
+    if host == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return int(pid) != os.getpid()
+    if run.heartbeat_at is None:
+        return False
+    return (utcnow() - as_utc(run.heartbeat_at)).total_seconds() < STALE_AFTER_SECONDS
+
+
+def run_state(run: UpdateRun) -> str:
+    """The status to show: a running (or cancelling) run whose worker is gone — killed,
+    crashed, or stopped with Ctrl-C — is *interrupted*, whatever its row still says. (A
+    run of this very process is not: this process registered it or works on it.)"""
+    if run.status in ("running", "cancelling") and not (worker_alive(run) or _ours(run)):
+        return "interrupted"
+    return run.status
+
+
+def _ours(run: UpdateRun) -> bool:
+    return run.worker == worker_id()
+
+
 def busy_message(run: UpdateRun) -> str:
-    what = "is awaiting review" if run.status == "awaiting_review" else "is in progress"
+    state = run_state(run)
+    if state == "interrupted":
+        hint = f"`evergreen resume {run.id}` or " if run.kind == "update" else ""
+        return f"Run {run.id} was interrupted — {hint}`evergreen cancel {run.id}`."
+    what = "is awaiting review" if state == "awaiting_review" else "is in progress"
     hint = (
         f"review it (evergreen review {run.id})"
-        if run.status == "awaiting_review"
+        if state == "awaiting_review"
         else ("watch it in the app, or wait for it to finish")
     )
     return f"Run {run.id} of report {run.report_id} {what}; {hint}."
@@ -90,64 +131,236 @@ def start_run(report_id: int, kind: str, as_of: datetime, base_version_id: int |
         ) from None
 
 
-def fail_run(run_id: int, error: str, status: str = "failed") -> None:
+# -- state changes: each one compare-and-set ----------------------------------------------
+def set_status(
+    session: Session,
+    run_id: int,
+    to: str,
+    *,
+    expect: Sequence[str],
+    lease: int | None = None,
+    values: dict[str, Any] | None = None,
+) -> bool:
+    """Move the run to ``to`` only if it is in one of the ``expect`` states (and, given a
+    lease, still held under it): one UPDATE whose WHERE names the state it expects. False
+    when the row had moved on — another process got there first."""
+    stmt = update(UpdateRun).where(
+        col(UpdateRun.id) == int(run_id), col(UpdateRun.status).in_(tuple(expect))
+    )
+    if lease is not None:
+        stmt = stmt.where(col(UpdateRun.lease) == lease)
+    result = session.execute(stmt.values(status=to, **(values or {})))
+    return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def fail_run(
+    run_id: int,
+    error: str,
+    status: str = "failed",
+    *,
+    lease: int | None = None,
+    expect: Sequence[str] = OPEN_RUN_STATUSES,
+) -> bool:
+    """End an open run with an error (compare-and-set: False if it had already ended)."""
     with session_scope() as session:
-        run = session.get(UpdateRun, run_id)
-        if run is not None:
-            run.status = status
-            run.error = error[:2000]
-            run.finished_at = utcnow()
-            session.add(run)
+        return set_status(
+            session,
+            run_id,
+            status,
+            expect=expect,
+            lease=lease,
+            values={"error": error[:2000], "finished_at": utcnow()},
+        )
 
 
-class RunCancelled(EvergreenError):
+def end_failed(run_id: int, error: str, lease: int | None = None) -> None:
+    """A worker's run failed: cancelled if the analyst had asked to cancel it, else failed."""
+    if not fail_run(run_id, error, "cancelled", lease=lease, expect=("cancelling",)):
+        fail_run(run_id, error, "failed", lease=lease, expect=("running",))
+
+
+class RunStopped(BaseException):
+    """The run's work must stop now: cancelled, interrupted, or taken over by another
+    process. Like asyncio's CancelledError (and KeyboardInterrupt) it is no Exception, so
+    no broad ``except Exception`` / ``except EvergreenError`` on the way swallows it; the
+    doors (CLI, jobs) turn it into a message."""
+
+
+class RunCancelled(RunStopped):
     """The analyst cancelled the run."""
 
 
+class RunInterrupted(RunStopped):
+    """The process was interrupted (Ctrl-C); the run is marked interrupted."""
+
+
+class RunLost(RunStopped):
+    """Another process took the run over, or it changed under this one; nothing of the
+    current step was written."""
+
+
+def _state_now(run_id: int) -> tuple[str | None, int | None]:
+    with session_scope() as session:
+        run = session.get(UpdateRun, int(run_id))
+        return (run.status, run.lease) if run else (None, None)
+
+
 def request_cancel(run_id: int) -> str:
-    """Ask a running run to stop at its next step; a run awaiting review is cancelled now."""
+    """Cancel a run. A running run is asked to stop at its next step (cancelling); one
+    awaiting review, or whose worker is gone (interrupted), is cancelled at once. Every
+    move is a compare-and-set, so a cancel racing a commit (or a worker finishing) either
+    wins or is told what happened instead."""
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
         if run is None:
             raise EvergreenError(f"No run {run_id}.")
-        if run.status == "running":
-            run.status = "cancelling"
-        elif run.status == "awaiting_review":
-            run.status = "cancelled"
-            run.finished_at = utcnow()
+        seen, lease, state = run.status, run.lease, run_state(run)
+        now = utcnow()
+        if state == "interrupted":
+            done = set_status(
+                session,
+                run.id,
+                "cancelled",
+                expect=(seen,),
+                lease=lease,
+                values={
+                    "finished_at": now,
+                    "error": "Cancelled after it was interrupted "
+                    f"(during: {run.progress or 'start'}).",
+                },
+            )
+            outcome = "cancelled"
+        elif seen == "running":
+            done = set_status(session, run.id, "cancelling", expect=("running",), lease=lease)
+            outcome = "cancelling"
+        elif seen == "awaiting_review":
+            done = set_status(
+                session,
+                run.id,
+                "cancelled",
+                expect=("awaiting_review",),
+                values={"finished_at": now},
+            )
+            outcome = "cancelled"
+        elif seen == "cancelling":
+            raise EvergreenError(
+                f"Run {run_id} is already being cancelled; it stops at its next step."
+            )
         else:
-            raise EvergreenError(f"Run {run_id} is {run.status}; there is nothing to cancel.")
-        session.add(run)
-        return run.status
+            raise EvergreenError(f"Run {run_id} is {seen}; there is nothing to cancel.")
+    if done:
+        return outcome
+    status, _ = _state_now(run_id)
+    raise EvergreenError(
+        f"Run {run_id} changed while it was being cancelled: it is {status} now"
+        + ("; nothing was cancelled." if status != "cancelled" else ".")
+    )
+
+
+def take_over(session: Session, run: UpdateRun) -> int:
+    """Make this process the run's worker (resume): one compare-and-set on the status and
+    lease the run was read with, so of two processes taking it over at once exactly one
+    wins. Returns the new lease; the loser gets an EvergreenError."""
+    lease = run.lease + 1
+    values = {
+        "lease": lease,
+        "worker": worker_id(),
+        "heartbeat_at": utcnow(),
+        "error": None,
+        "finished_at": None,
+        "progress": "resuming",
+    }
+    try:
+        won = set_status(
+            session, run.id, "running", expect=(run.status,), lease=run.lease, values=values
+        )
+    except IntegrityError:  # another run of the report opened meanwhile
+        session.rollback()
+        busy = open_run_for(session, run.report_id)
+        raise EvergreenError(
+            busy_message(busy) if busy else f"Another run of report {run.report_id} is open."
+        ) from None
+    if not won:
+        raise EvergreenError(
+            f"Run {run.id} was just taken over by another process; watch it instead."
+        )
+    return lease
+
+
+def interrupt_run(run_id: int, lease: int) -> None:
+    """Ctrl-C: the worker stops; a running run is marked interrupted (resume or cancel it),
+    one the analyst was cancelling ends cancelled."""
+    if fail_run(
+        run_id, "Cancelled (interrupted).", "cancelled", lease=lease, expect=("cancelling",)
+    ):
+        return
+    with session_scope() as session:
+        set_status(
+            session,
+            run_id,
+            "interrupted",
+            expect=("running",),
+            lease=lease,
+            values={"worker": None, "heartbeat_at": None},
+        )
+
+
+def _stopped(run_id: int, lease: int | None, during: str) -> RunStopped:
+    """Why a compare-and-set of this worker found the run moved on."""
+    status, now_lease = _state_now(run_id)
+    if status == "cancelling" and now_lease == lease:
+        return RunCancelled(f"Run {run_id} was cancelled during: {during}.")
+    return RunLost(
+        f"Run {run_id} was taken over or ended by another process (it is {status} now); "
+        "this process stopped working on it."
+    )
+
+
+def _raise_stopped(run_id: int, lease: int, during: str) -> NoReturn:
+    raise _stopped(run_id, lease, during)
 
 
 def checkpoint(session: Session, run: UpdateRun, text: str, meter: CostMeter | None = None) -> None:
     """Record progress and commit the work so far — evidence, proposals and costs are kept
-    even if a later step fails or the process dies; stop here if the analyst cancelled."""
-    run.progress = text[:500]
-    run.heartbeat_at = utcnow()
-    run.worker = worker_id()
-    session.add(run)
+    even if a later step fails or the process dies; stop here if the analyst cancelled or
+    another process took the run over (the heartbeat is a compare-and-set on both)."""
     if meter is not None:
         for event in meter.events(run.id):
             session.add(event)
+    held = set_status(
+        session,
+        run.id,
+        "running",
+        expect=("running",),
+        lease=run.lease,
+        values={"progress": text[:500], "heartbeat_at": utcnow(), "worker": worker_id()},
+    )
+    if not held:
+        session.rollback()
+        _raise_stopped(run.id, run.lease, text)
     session.commit()
-    session.refresh(run)
-    if run.status == "cancelling":
-        raise RunCancelled(f"Run {run.id} was cancelled during: {text}.")
 
 
 @contextmanager
-def run_work(run_id: int) -> Iterator[tuple[Session, UpdateRun, CostMeter]]:
+def run_work(
+    run_id: int, lease: int | None = None
+) -> Iterator[tuple[Session, UpdateRun, CostMeter]]:
     """The work of one run. Checkpoints commit as it goes; the final step (proposals,
-    or a version) commits at the end. On any error the run is marked failed, nothing
-    after its last checkpoint remains, and committed versions are untouched."""
+    or a version) commits at the end, and only if the run is still this worker's and in
+    the state the work expects (a cancel or take-over meanwhile rolls it back). On any
+    error the run is marked failed, nothing after its last checkpoint remains, and
+    committed versions are untouched. Ctrl-C marks it interrupted."""
     meter = CostMeter()
     start = time.perf_counter()
+    held = lease
     try:
         with session_scope() as session:
             run = session.get(UpdateRun, run_id)
-            assert run is not None
+            if run is None:
+                raise EvergreenError(f"No run {run_id}.")
+            if lease is not None and run.lease != lease:
+                raise RunLost(f"Run {run_id} was taken over by another process.")
+            held = run.lease
             yield session, run, meter
             for event in meter.events(run_id):
                 session.add(event)
@@ -158,15 +371,40 @@ def run_work(run_id: int) -> Iterator[tuple[Session, UpdateRun, CostMeter]]:
             }
             run.summary = {**run.summary, "writer_calls": int(meter.total("writer_calls"))}
             session.add(run)
+            if not _still_mine(session, run_id, held):
+                raise RunLost(f"Run {run_id} was taken over by another process.")
+    except StaleDataError:  # the final status change found the run moved on
+        stop = _stopped(run_id, held, "its last step")
+        if isinstance(stop, RunCancelled):
+            fail_run(run_id, str(stop), "cancelled", lease=held, expect=("cancelling",))
+        raise stop from None
     except RunCancelled as exc:
-        fail_run(run_id, str(exc), status="cancelled")
+        fail_run(run_id, str(exc), "cancelled", lease=held, expect=("cancelling",))
         raise
+    except RunStopped:
+        raise
+    except KeyboardInterrupt:
+        if held is not None:
+            interrupt_run(run_id, held)
+        raise RunInterrupted(
+            f"Run {run_id} was interrupted — `evergreen resume {run_id}` or "
+            f"`evergreen cancel {run_id}`."
+        ) from None
     except EvergreenError as exc:
-        fail_run(run_id, str(exc))
+        end_failed(run_id, str(exc), held)
         raise
     except Exception as exc:
-        fail_run(run_id, f"{type(exc).__name__}: {exc}")
+        end_failed(run_id, f"{type(exc).__name__}: {exc}", held)
         raise
+
+
+def _still_mine(session: Session, run_id: int, lease: int | None) -> bool:
+    """Hold the run's row for the final commit: still under this worker's lease."""
+    stmt = update(UpdateRun).where(col(UpdateRun.id) == run_id)
+    if lease is not None:
+        stmt = stmt.where(col(UpdateRun.lease) == lease)
+    result = session.execute(stmt.values(heartbeat_at=utcnow()))
+    return result.rowcount == 1  # type: ignore[attr-defined]
 
 
 def call_writer(meter: CostMeter, stage: str, writer_name: str, fn: Callable[[], T]) -> T:

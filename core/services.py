@@ -11,6 +11,7 @@ from core.dates import day, iso
 from core.errors import EvergreenError
 from core.models import CostEvent, PoolEntry, UpdateRun
 from core.repository import latest_version, list_reports
+from core.runs import run_state
 
 SOURCE_HELP = "use sample, corpus:NAME or web"
 
@@ -92,10 +93,10 @@ def report_rows(session: Session) -> list[dict[str, Any]]:
                 "version": version.number if version else None,
                 "as_of": day(version.as_of) if version else None,
                 "last_update": iso(run.started_at) if run else None,
-                "last_run_status": run.status if run else None,
+                "last_run_status": run_state(run) if run else None,
                 "sources": sources,
                 "needs_review": needs_review,
-                "status": "needs review" if needs_review else (run.status if run else "new"),
+                "status": "needs review" if needs_review else (run_state(run) if run else "new"),
                 "last_cost": run_cost(session, run.id) if run else None,
             }
         )

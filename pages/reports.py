@@ -69,6 +69,19 @@ def live_run(run_id: int) -> None:
             show_error(exc)
 
 
+def interrupted_run(run: dict[str, Any]) -> None:
+    """A run whose worker is gone (killed, crashed, Ctrl-C): it holds the report until it
+    is resumed (Review screen) or cancelled."""
+    run_id = run["id"]
+    st.warning(f"Run {run_id} was interrupted — resume it on the Review screen, or cancel it.")
+    if st.button("Cancel run", key=f"cancel_interrupted_{run_id}"):
+        try:
+            jobs.cancel(run_id)
+            st.rerun(scope="app")
+        except EvergreenError as exc:
+            show_error(exc)
+
+
 def report_card(card: dict[str, Any]) -> None:
     rid = card["id"]
     run = card["open_run"]
@@ -80,6 +93,8 @@ def report_card(card: dict[str, Any]) -> None:
                 badges += '<span class="eg-badge eg-a-revise">needs review</span>'
             elif run and run["status"] in ("running", "cancelling"):
                 badges += f'<span class="eg-badge eg-a-extend">{esc(run["status"])}</span>'
+            elif run and run["status"] == "interrupted":
+                badges += '<span class="eg-badge eg-a-remove">interrupted</span>'
             if card["every_days"]:
                 badges += (
                     f'<span class="eg-badge eg-a-keep">every {esc(card["every_days"])} days'
@@ -114,6 +129,8 @@ def report_card(card: dict[str, Any]) -> None:
         with right:
             if run and run["status"] in ("running", "cancelling"):
                 live_run(run["id"])
+            elif run and run["status"] == "interrupted":
+                interrupted_run(run)
             elif card["version"]:
                 update_controls(card)
             elif card["last_run_status"] == "failed":

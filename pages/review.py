@@ -57,7 +57,8 @@ def pick_run(report_id: int) -> dict[str, Any] | None:
     wanted = st.session_state.get(RUN_KEY)
     if wanted not in ids:  # default: the open run, else the newest
         wanted = next(
-            (r["id"] for r in runs if r["status"] in ("awaiting_review", "running")), ids[0]
+            (r["id"] for r in runs if r["status"] in ("awaiting_review", "running", "interrupted")),
+            ids[0],
         )
 
     def remember() -> None:
@@ -104,7 +105,7 @@ def recover(run: dict[str, Any]) -> None:
             show_error(exc)
         else:
             st.rerun(scope="app")
-    if run["status"] in ("running", "cancelling") and c2.button(
+    if run["status"] in ("running", "cancelling", "interrupted") and c2.button(
         "Mark abandoned", key="abandon_run"
     ):
         try:
@@ -326,7 +327,7 @@ def main() -> None:
         info = run_info(session, run_id)
         cards = review_cards(session, run_id)
     progress_line(info)
-    if info["status"] in ("failed", "cancelled") and info["kind"] == "update":
+    if info["status"] in ("failed", "cancelled", "interrupted") and info["kind"] == "update":
         recover(info)
     editable = info["status"] == "awaiting_review"
     if info["status"] == "committed" and info["version"]:

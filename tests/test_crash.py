@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,8 @@ from core.errors import EvergreenError
 from core.models import CostEvent, ReportVersion, SectionProposal, Snapshot, UpdateRun
 from core.sources.corpus import add_corpus
 from tests.conftest import run_cli, write_jsonl
+from tests.fakes.loopback import Reply, Request
+from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.test_engine import corpus_records, make_report
 
 
@@ -101,3 +107,88 @@ def test_two_updates_at_once_give_one_run(workspace: Path, report: int) -> None:
     assert len(run_ids) == 1 and len(refused) == 3
     assert all(f"Run {run_ids[0]}" in str(e) and "in progress" in str(e) for e in refused)
     assert all("database is locked" not in str(e) for e in refused)
+
+
+# -- a run whose worker is gone -------------------------------------------------------------
+def test_a_killed_run_reads_interrupted_everywhere_and_cancel_ends_it(
+    workspace: Path, report: int
+) -> None:
+    from core.views import run_info
+
+    killed = cli(workspace, "update", str(report), "--as-of", "2024-06-30", faults="kill@fetch:2")
+    assert killed.returncode == -9
+    run_id = _state()[1].id
+    again = cli(workspace, "update", str(report), "--as-of", "2024-06-30")
+    assert again.returncode == 1
+    assert (
+        f"Run {run_id} was interrupted — `evergreen resume {run_id}` or "
+        f"`evergreen cancel {run_id}`." in again.stderr
+    )
+    [row] = json.loads(cli(workspace, "list", "--json").stdout)
+    assert row["status"] == "interrupted" and row["last_run_status"] == "interrupted"
+    assert "interrupted" in cli(workspace, "list").stdout
+    with session_scope() as s:
+        assert run_info(s, run_id)["status"] == "interrupted"  # what the app shows
+    cancelled = cli(workspace, "cancel", str(run_id))
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert f"Run {run_id}: cancelled." in cancelled.stdout
+    assert _state()[1].status == "cancelled"  # at once: there is no worker to wait for
+    fresh = cli(workspace, "update", str(report), "--as-of", "2024-06-30", "--json")
+    assert fresh.returncode == 0, fresh.stderr
+    assert json.loads(fresh.stdout)["status"] == "awaiting_review"
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------------
+class SignallingModel(FakeOpenAI):
+    """The fake model, telling the test when the first request is in flight."""
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        super().__init__()
+
+    def _handle(self, req: Request) -> Reply:
+        self.asked.set()
+        return super()._handle(req)
+
+
+def test_ctrl_c_stops_an_update_marks_it_interrupted_and_exits_130(
+    workspace: Path, report: int
+) -> None:
+    with SignallingModel() as model:
+        model.script(*[Step("slow", delay=25) for _ in range(50)])  # a model that hangs
+        env = {
+            **os.environ,
+            "EVERGREEN_HOME": str(workspace),
+            "EVERGREEN_LLM": "openai",
+            "OPENAI_BASE_URL": model.base_url,
+            "OPENAI_API_KEY": "sk-test-ctrl-c",
+            "EVERGREEN_LLM_TIMEOUT": "120",
+        }
+        env.pop("EVERGREEN_FAULTS", None)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "update", str(report), "--as-of", "2024-06-30"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert model.asked.wait(120), "the update never called the model"
+            pressed, asked = time.monotonic(), len(model.requests)
+            proc.send_signal(signal.SIGINT)
+            _out, err = proc.communicate(timeout=20)  # a hang guard, not a target
+            took = time.monotonic() - pressed
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        calls = len(model.requests)
+    assert proc.returncode == 130, err
+    assert took < 20
+    run = _state()[1]
+    assert run.status == "interrupted" and run.kind == "update"
+    assert f"Run {run.id} was interrupted — `evergreen resume {run.id}`" in err
+    assert calls == asked  # it stopped at the call in flight: no model call after Ctrl-C
+    resumed = cli(workspace, "resume", str(run.id), "--json")  # offline writer this time
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["status"] == "awaiting_review"

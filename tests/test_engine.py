@@ -198,7 +198,7 @@ def test_exception_mid_update_leaves_last_version_intact(
 
 def test_cancel_stops_the_run(corpus: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import core.update as update
-    from core.runs import request_cancel
+    from core.runs import RunCancelled, request_cancel
 
     rid = make_report(corpus)
     real = update.discover
@@ -209,7 +209,7 @@ def test_cancel_stops_the_run(corpus: str, monkeypatch: pytest.MonkeyPatch) -> N
         return real(session, report, **kw)
 
     monkeypatch.setattr(update, "discover", discover_then_cancel)
-    with pytest.raises(EvergreenError, match="cancelled"):
+    with pytest.raises(RunCancelled, match="cancelled"):  # not an EvergreenError: never swallowed
         update_report(rid, as_of=parse_as_of("2024-06-30"))
     with session_scope() as s:
         run = s.exec(select(UpdateRun).order_by(UpdateRun.id.desc())).first()

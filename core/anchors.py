@@ -21,6 +21,7 @@ Everything here is pure text: no database, no network.
 from __future__ import annotations
 
 import difflib
+import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -171,7 +172,8 @@ def passages(content: str) -> tuple[Passage, ...]:
     """The passages of a page in document order, with their offsets in ``content``.
 
     Lines that stand alone (list items, headings, table rows, ``Label: value`` fields)
-    are one passage each (a list item keeps its indented continuation lines); runs of
+    are one passage each (a list item keeps its continuation lines, indented or not, up
+    to a blank line or the next item); runs of
     prose lines are split into sentences.
     """
     out: list[Passage] = []
@@ -203,7 +205,8 @@ def passages(content: str) -> tuple[Passage, ...]:
             flush_block()
             flush_unit()
             continue
-        if unit is not None and line[:1] in (" ", "\t") and not _UNIT_LINE.match(line):
+        if unit is not None and not _UNIT_LINE.match(line):
+            # indented, or Markdown's lazy continuation (a wrapped item line at column 0)
             unit = (unit[0], end)
             continue
         if _UNIT_LINE.match(line):
@@ -269,7 +272,7 @@ def _check_fields(sentence: str, content: str) -> tuple[list[Passage], list[tupl
         p = declared.get(normalise(label))
         if p is None or p.field is None:
             continue
-        if _canon_value(_strip_markup(value)) == _canon_value(_strip_markup(p.field[1])):
+        if _field_value(value) == _field_value(p.field[1]):
             agree.append(p)
         else:
             contra.append((f"{label}: {value}", p))
@@ -313,6 +316,7 @@ def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Ancho
     """
     if not content.strip():
         return Anchoring(missing=["(empty page)"])
+    sentence = html.unescape(sentence)  # a body keeps "<" escaped ("&lt;"), a page does not
     weights = _weights(sentence)
     total = sum(weights.values()) or 1.0
     figures = {t for t in weights if t[0].isdigit()}
@@ -458,7 +462,13 @@ def _find_exact(content: str, sel: Selector) -> tuple[int, bool] | None:
 
     best = min(hits, key=rank)
     ctx = _context_score(content, best, sel)
-    same_place = (
+    end = best + len(sel.exact)
+    # the quote must still end (and start) where it did: "Status: Accepted" followed by
+    # " with modifications" is a longer value at the same place, not the old passage
+    bounded = content[end : end + 1] == sel.suffix[:1] and (
+        not sel.prefix or content[best - 1 : best] == sel.prefix[-1:]
+    )
+    same_place = bounded and (
         best == sel.start or ctx >= len(sel.prefix) + len(sel.suffix) or (ctx >= full and full > 0)
     )
     return best, same_place or (len(hits) == 1 and not full)
@@ -538,6 +548,22 @@ def _fuzzy_match(content: str, sel: Selector) -> Passage | None:
     return p
 
 
+def _rewrapped(content: str, passage: Passage, exact: str) -> tuple[int, int] | None:
+    """(start, end) of ``exact``'s words inside ``passage``, whatever the whitespace
+    between them (lines re-wrapped, indentation changed), or None."""
+    words = exact.split()
+    if not words or field_of(clean_inline(exact).lstrip("-*+• ")) is not None:
+        return None  # a declared value is compared as a value, never by containment
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    m = re.compile(pattern).search(content, passage.start, passage.end)
+    if m is None:
+        return None
+    rest = content[m.end() : passage.end]
+    if not (exact.rstrip()[-1:] in ".!?" or not rest.strip() or rest[:1] == "\n"):
+        return None  # "approved" inside "approved by nobody": the sentence goes on
+    return m.start(), m.end()
+
+
 def locate(sel: Selector, content: str) -> Located:
     """Where ``sel`` is in ``content`` now, and how its passage changed.
 
@@ -562,9 +588,19 @@ def locate(sel: Selector, content: str) -> Located:
         at = found[0]
         return Located("moved", Selector.at(content, at, at + len(sel.exact)), sel.exact, sel.exact)
     if passage is None and content:
+        whole = Passage(0, len(content), content, "", frozenset(), None)
+        inside = _rewrapped(content, whole, sel.exact)
+        if inside is not None:  # the same words elsewhere, lines re-wrapped
+            return Located(
+                "moved", Selector.at(content, *inside), sel.exact, content[slice(*inside)]
+            )
         passage = _similar(content, sel) or _fuzzy_match(content, sel)
     if passage is None:
         return Located("gone", None, sel.exact, None)
+    inside = _rewrapped(content, passage, sel.exact)
+    if inside is not None:
+        # the same words, re-wrapped or now part of a longer passage: the claim holds
+        return Located("moved", Selector.at(content, *inside), sel.exact, content[slice(*inside)])
     now = Selector.at(content, passage.start, passage.end)
     differences = passage_differences(sel.exact, passage.text)
     outcome: Outcome = "edited" if differences else "reworded"
@@ -653,6 +689,12 @@ def passage_differences(old: str, new: str) -> list[str]:
 
 def _strip_markup(value: str) -> str:
     return " ".join(value.replace("**", "").replace("__", "").replace("`", "").split()).strip()
+
+
+def _field_value(value: str) -> str:
+    """A declared value as compared: its inline markup read first (an rst link
+    "`22-Dec-2009 <url>`__" is its text), then emphasis dropped and the value canonised."""
+    return _canon_value(_strip_markup(clean_inline(value)))
 
 
 def _canon_value(value: str) -> str:

@@ -22,8 +22,12 @@ _URL = re.compile(r"https?://\S+")
 _WORD = re.compile(r"[^\W_]+")
 _FIELD = re.compile(r"^[A-Z][A-Za-z-]*:\s")
 _CITE = r"\[\d+(?:\s*[,;]\s*\d+)*\]"
+#: a sentence ends at . ! ? (or its citations) before a capital, a quote or the end; and
+#: after "[n]." also before a figure or a dash ("… [13]. 3.6 will receive …")
 _SENTENCE = re.compile(
-    rf"\S.*?(?:[.!?](?:\s?{_CITE})*|{_CITE}(?:\s?{_CITE})*[.!?]?)(?=\s+[A-Z\"'(`*]|\s*$)", re.S
+    rf"\S.*?(?:[.!?](?:\s?{_CITE})*|{_CITE}(?:\s?{_CITE})*[.!?]?)"
+    r"(?=\s+[A-Z\"'(`*]|\s*$|(?<=\]\.)\s+[-\d])",
+    re.S,
 )
 STOP = frozenset(
     """a an and are as at be been but by can could do does for from had has have how if in into

@@ -16,6 +16,7 @@ from core.anchors import sentence_key, stated_fields
 from core.claims import ClaimPlan, check, cited_sentences, claims_of, needs_revision
 from core.costs import CostMeter
 from core.dates import as_utc, day, utcnow
+from core.draft_check import DraftCheck, check_draft
 from core.errors import EvergreenError
 from core.evidence import Checked, Found, discover, pool_summary, refresh
 from core.models import Report, SectionProposal, UpdateRun
@@ -293,6 +294,37 @@ def _still_stale(body: str, updates: list[ClaimUpdate]) -> list[ClaimUpdate]:
     return [u for u in updates if (sentence_key(u.sentence), u.marker) in cited]
 
 
+def _contents(by_marker: dict[int, Checked], new: list[Found]) -> dict[int, str]:
+    """marker → the text each cited or new page has now (gone pages left out)."""
+    out = {
+        m: c.current.content
+        for m, c in by_marker.items()
+        if c.kind != "gone" and c.current is not None and c.current.content
+    }
+    out.update({f.evidence.marker: f.evidence.content for f in new if f.evidence.content})
+    return out
+
+
+def _draft_flags(checked: DraftCheck) -> list[str]:
+    if not checked.unsupported:
+        return []
+    markers = ", ".join(f"[{m}]" for m in dict.fromkeys(m for _s, m in checked.unsupported))
+    return [
+        f"needs attention: {len(checked.unsupported)} new or rewritten sentence(s) have no "
+        f"passage in the page they cite ({markers}) that supports them; check them against "
+        "the evidence before approving"
+    ]
+
+
+def _corrections(checked: DraftCheck) -> list[str]:
+    if not checked.corrected:
+        return []
+    return [
+        "The writer's draft stated a field its page declares otherwise; corrected to the "
+        "page's value: " + "; ".join(checked.corrected) + "."
+    ]
+
+
 def _propose_section(
     report: Report,
     run: UpdateRun,
@@ -409,13 +441,16 @@ def _propose_section(
         )
     flags += draft.notes
     quotes = list(draft.quotes)
+    checked = check_draft(draft.body, section.body, _contents(by_marker, new), quotes)
+    draft.body = checked.body
+    flags += _draft_flags(checked)
     left = _still_stale(draft.body, updates)
     if left and not any(n.startswith("needs attention") for n in draft.notes):
         flags.append(
             f"needs attention: {len(left)} sentence(s) still say what their source no longer "
             "says; edit them before approving"
         )
-    explanation = " ".join([_explain(updates), *news]).strip()
+    explanation = " ".join([_explain(updates), *news, *_corrections(checked)]).strip()
     if not draft.body.strip():
         return SectionProposal(
             **base,
@@ -487,7 +522,10 @@ def _propose_added(
             )
         except (WriterFailed, BudgetExceeded):
             continue  # the new pages stay in the pool; a later update can place them
-        if not draft.body.strip():
+        checked = check_draft(
+            draft.body, "", {e.marker: e.content for e in mine}, list(draft.quotes)
+        )
+        if not checked.body.strip():
             continue
         out.append(
             SectionProposal(
@@ -498,10 +536,13 @@ def _propose_added(
                 order=len(sections) + n,
                 action="add",
                 old_text=None,
-                new_text=draft.body,
+                new_text=checked.body,
+                flags=_draft_flags(checked),
                 evidence=[_found_row(f) for f in orphans if f.evidence.marker in item.markers],
                 quotes=list(draft.quotes),
-                rationale=f"{len(mine)} new source(s) fit no existing section.",
+                rationale=" ".join(
+                    [f"{len(mine)} new source(s) fit no existing section.", *_corrections(checked)]
+                ),
             )
         )
     return out
@@ -524,10 +565,14 @@ def begin_update(report_ref: int | str, *, as_of: datetime | None = None) -> int
     return start_run(report_id, "update", when, base_id)
 
 
-def execute_update(run_id: int, *, approve_all: bool = False) -> dict[str, Any]:
+def execute_update(
+    run_id: int, *, approve_all: bool = False, lease: int | None = None
+) -> dict[str, Any]:
     """Do the work of a registered run: refresh, discover, propose (and commit if asked).
 
     Safe to call from a background thread or process; progress is committed as it goes.
+    ``lease``: the one a take-over (``begin_resume``) won; the work is refused if another
+    process took the run over since.
     """
     from core.db import session_scope
     from core.review import commit_run, run_result
@@ -540,7 +585,7 @@ def execute_update(run_id: int, *, approve_all: bool = False) -> dict[str, Any]:
         source, writer_name = report.source, settings_of(report.settings)["writer"]
     providers: Providers | None = None
     try:
-        with run_work(run_id) as (session, run, meter):
+        with run_work(run_id, lease) as (session, run, meter):
             providers = providers_for(source)  # a provider failure fails the run, visibly
             report = session.get(Report, run.report_id)
             propose(session, report, run, meter, providers, get_writer(writer_name))
@@ -560,33 +605,13 @@ def update_report(
     return execute_update(begin_update(report_ref, as_of=as_of), approve_all=approve_all)
 
 
-STALE_AFTER_SECONDS = 120  # a running run with no checkpoint for this long has no live worker
-
-
-def worker_alive(run: UpdateRun) -> bool:
-    """Is some process still doing this run's work?"""
-    import os
-    import socket
-
-    host, _, pid = (run.worker or "").rpartition(":")
-    if host == socket.gethostname() and pid.isdigit():
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return int(pid) != os.getpid()
-    if run.heartbeat_at is None:
-        return False
-    return (utcnow() - as_utc(run.heartbeat_at)).total_seconds() < STALE_AFTER_SECONDS
-
-
 def begin_resume(run_id: int) -> int:
-    """Check that a killed or failed update run can continue and take it over (status
-    running, this process as its worker); refusals raise at once, before any work."""
+    """Check that a killed, interrupted or failed update run can continue and take it over
+    (status running, this process as its worker). Refusals raise at once, before any work;
+    the take-over is one compare-and-set, so of two processes resuming at once one wins.
+    Returns the lease this process now holds on the run."""
     from core.db import session_scope
-    from core.runs import busy_message, open_run_for, worker_id
+    from core.runs import RESUMABLE, busy_message, open_run_for, take_over, worker_alive
 
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
@@ -596,7 +621,7 @@ def begin_resume(run_id: int) -> int:
             raise EvergreenError(
                 f"Run {run.id} is a {run.kind}; only updates resume (start it again instead)."
             )
-        if run.status in ("committed", "awaiting_review"):
+        if run.status not in RESUMABLE:
             raise EvergreenError(f"Run {run.id} is {run.status}: there is nothing to resume.")
         if run.status in ("running", "cancelling") and worker_alive(run):
             raise EvergreenError(
@@ -612,14 +637,11 @@ def begin_resume(run_id: int) -> int:
                 f"Report {report.id} moved on to version {base.number} since run {run.id} "
                 "started; start a new update."
             )
-        run.status, run.error, run.finished_at = "running", None, None
-        run.worker, run.heartbeat_at = worker_id(), utcnow()
-        run.progress = "resuming"
-        session.add(run)
-        return run.id
+        return take_over(session, run)
 
 
 def resume_run(run_id: int, *, approve_all: bool = False) -> dict[str, Any]:
-    """Continue an update run that was killed or failed, reusing the snapshots and section
-    proposals it already has (CLI `resume`, and offered in the app)."""
-    return execute_update(begin_resume(run_id), approve_all=approve_all)
+    """Continue an update run that was killed, interrupted or failed, reusing the snapshots
+    and section proposals it already has (CLI `resume`, and offered in the app)."""
+    lease = begin_resume(run_id)
+    return execute_update(run_id, approve_all=approve_all, lease=lease)

@@ -202,3 +202,65 @@ def test_a_new_status_replaces_the_sentence_it_contradicts() -> None:
     assert not supersedes(
         "Copperline Storage Park has 300 MW [16].", "Copperline Storage Park is approved [8]."
     )
+
+
+def test_a_declared_value_written_as_a_link_is_read_as_its_text() -> None:
+    # the page's own line, copied verbatim, is no contradiction of the page
+    page = "PEP: 345\nPost-History: `22-Dec-2009 <https://mail.python.org/x/>`__\nStatus: Final\n"
+    same = anchor_claim("Post-History: `22-Dec-2009 <https://mail.python.org/x/>`__", page)
+    assert same.supported and not same.contradicted
+    other = anchor_claim("Post-History: 23-Dec-2009", page)
+    assert not other.supported and other.contradicted
+
+
+def test_a_passage_rewrapped_into_a_longer_one_still_holds() -> None:
+    old = "Intro.\n\nOur policy is that every version gets its own\n      directory.\n\nEnd.\n"
+    new = (
+        "Intro.\n\n- Now you need to move all the files over there.  Our policy is that\n"
+        "  every version gets its own directory.\n\nEnd.\n"
+    )
+    [sel] = anchor_claim("Our policy is that every version gets its own directory.", old).selectors
+    found = locate(sel, new)
+    assert found.outcome == "moved" and found.selector is not None
+    assert found.selector.exact in new and found.selector.exact.startswith("Our policy")
+
+
+def test_a_declared_value_inside_a_longer_value_is_an_edit() -> None:
+    old = "Title: Plan\nStatus: Accepted\n\nThe plan text goes here.\n"
+    new = "Title: Plan\nStatus: Accepted with modifications\n\nThe plan text goes here.\n"
+    [sel] = [s for s in anchor_claim("Status: Accepted", old).selectors if "Status" in s.exact]
+    assert locate(sel, new).outcome == "edited"
+
+
+def test_a_sentence_reindented_inside_a_long_list_item_elsewhere_still_holds() -> None:
+    old = (
+        "Steps.\n\n      In general, please don't touch the toplevel\n          directory unless"
+        " you know what you're doing.\n\nMore.\n"
+    )
+    new = (
+        "Steps.\n\nMore.\n\n  - The docs script also needs to be updated with the new branch"
+        " names and\n    then run once by hand.  In general, please don't touch the toplevel\n"
+        "    directory unless you know what you're doing.\n"
+    )
+    sentence = "In general, please don't touch the toplevel directory unless you know what."
+    [sel] = anchor_claim(sentence, old).selectors
+    found = locate(sel, new)
+    assert found.outcome == "moved" and found.selector is not None
+    assert found.selector.exact in new
+
+
+def test_a_list_item_wrapped_at_column_zero_is_one_passage() -> None:
+    page = (
+        "- The first reviewed revision used `take`. Along with `borrow`, `take` arose during"
+        " [the first review of\nSE-0366](https://forums.example.org/t/se-0366).\n\n"
+        "Currently under review as SE-0366, an operator ends a variable's lifetime.\n"
+    )
+    claim = "Along with `borrow`, `take` arose during the first review of SE-0366."
+    found = anchor_claim(claim, page)
+    assert found.supported and len(found.selectors) == 1
+    assert "Currently" not in found.selectors[0].exact
+
+
+def test_a_body_with_an_escaped_angle_bracket_anchors_on_the_page() -> None:
+    page = "PEP: 1\nDiscussions-To: <email address or URL>\n"
+    assert anchor_claim("Discussions-To: &lt;email address or URL>", page).supported

@@ -13,7 +13,7 @@ from core.anchors import anchor_claim
 from core.changes import ClaimChange
 from core.dates import parse_as_of
 from core.db import session_scope
-from core.models import Claim
+from core.models import Claim, Section
 from core.research import create_report
 from core.review import proposals_of
 from core.sources.corpus import add_corpus
@@ -373,3 +373,58 @@ def test_an_update_revises_the_claim_whose_passage_changed(
     else:
         assert len(asked) == 2 and p.new_text == p.old_text
         assert STALE_NOTE in p.flags
+
+
+RULE = (
+    "Rule: Grid Storage Safety Rule\nStatus: {status}\nType: Standard\n\n"
+    "The grid storage safety rule sets fire limits for lithium iron phosphate battery "
+    "storage on the grid.\n"
+)
+CODE = (
+    "Rule: Battery Storage Interconnection Code\nStatus: Draft\nType: Standard\n\n"
+    "The interconnection code sets how grid battery storage plants connect and what "
+    "their storage costs to connect.\n"
+)
+
+
+def test_a_status_the_model_copies_onto_another_source_is_corrected(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeOpenAI
+) -> None:
+    """The rule went Draft → Final; a model that rewrites every "Status: Draft" also
+    rewrites the code's, which is still a draft: the proposal says the page's value."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    records = [
+        page("rule", "Grid Storage Safety Rule", "2024-01-01", RULE.format(status="Draft")),
+        page("code", "Battery Storage Interconnection Code", "2024-01-01", CODE),
+        page("rule", "Grid Storage Safety Rule", "2024-06-01", RULE.format(status="Final")),
+    ]
+    add_corpus("st", write_jsonl(tmp_path / "st.jsonl", records))
+    made = create_report(
+        QUESTION, as_of=parse_as_of("2024-01-31"), source="corpus:st", settings={"writer": "openai"}
+    )
+    with session_scope() as s:
+        bodies = [x.body for x in s.exec(select(Section)).all()]
+    [old] = [b for b in bodies if "Status: Draft" in b]
+    assert old.count("Status: Draft") == 2, bodies
+    fake.script(Step("ok", content={"body": old.replace("Status: Draft", "Status: Final")}))
+    result = update_report(made["report_id"], as_of=parse_as_of("2024-06-30"))
+    with session_scope() as s:
+        [p] = [p for p in proposals_of(s, result["run_id"]) if p.old_text == old]
+    assert p.action == "revise"
+    assert "Grid Storage Safety Rule — Status: Final" in (p.new_text or "")
+    assert "Battery Storage Interconnection Code — Status: Draft" in (p.new_text or "")
+    assert "corrected to the page's value: 'Status: Final' → 'Status: Draft'" in p.rationale
+
+
+def test_a_stray_space_before_punctuation_goes_but_file_names_and_roles_stay(
+    fake: FakeOpenAI,
+) -> None:
+    body = (
+        "Vanadium flow batteries store energy in liquid electrolyte tanks [5] . Installers "
+        "compile any installed .py to .pyc first [5]. The plan follows [3]. :pep:`570` ships [3]."
+    )
+    fake.script(Step("ok", content={"body": body, "quotes": []}))
+    text = make_writer(fake).write_section(QUESTION, "Costs", EV).body
+    assert "tanks [5]. Installers" in text
+    assert "installed .py to .pyc" in text and "[3]. :pep:`570`" in text

@@ -756,7 +756,8 @@ class LlmWriter:
     ) -> Draft:
         text = clean_body(body, heading)
         text, dropped = filter_citations(text, allowed)
-        text = re.sub(r"[ \t]+([.,;:!?])", r"\1", text).strip()
+        # "word ." → "word." (a model's stray space), but never ".py" or ":pep:"
+        text = re.sub(r"[ \t]+([.,;:!?])(?=\s|$)", r"\1", text).strip()
         unknown = [i for i in dropped if i not in gone]
         of_gone = len(dropped) - len(unknown)
         if not text:

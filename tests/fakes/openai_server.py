@@ -266,7 +266,9 @@ def _apply_claims(body: str, user: str) -> tuple[str, set[int], list[dict[str, A
         ids.add(int(marker))
         sentence = _field(block, "sentence")
         now = [n.strip() for n in re.findall(r"^now: (.*)$", block, re.M)]
-        revised = {f"{n.rstrip('.… ')} [{marker}].": n for n in now if not n.startswith("(")}
+        revised = {
+            f"{prose} [{marker}].": n for n in now if not n.startswith("(") and (prose := _prose(n))
+        }
         # the sentence as written in the body, wherever its lines wrap (every copy of it)
         pattern = r"\s+".join(re.escape(w) for w in sentence.split())
         while sentence and (m := re.search(pattern, body)):
@@ -301,12 +303,25 @@ def _revise(
         was = re.match(r'\s+- was: "(.*)"$', line)
         now = re.match(r'\s+now: "(.*)"$', lines[k + 1]) if k + 1 < len(lines) else None
         if was and now and marker not in claimed:  # a claim block says it more precisely
-            before, after = was.group(1).rstrip("."), now.group(1).rstrip(".")
-            if before in body:
-                body = body.replace(before, after)
-            else:
+            before, after = was.group(1).rstrip("."), _prose(now.group(1))
+            if not after:
+                continue  # code or markup: nothing a writer would put in prose
+            mine = [x for x in _sentences_citing(body, marker) if before in x]
+            for sentence in mine:  # only the sentences that cite this source
+                body = body.replace(sentence, sentence.replace(before, after))
+            if not mine:
                 body += f" {after} [{marker}]."
                 quotes.append(_quote(f"{after} [{marker}].", marker, now.group(1)))
+    declared = {int(i): d for i, d in DECLARES.findall(user)}
+    for i, title, _content in sources:  # a declared status the section does not state yet
+        status = STATUS.search(declared.get(i, ""))
+        if (
+            i in changed
+            and status
+            and not any(status.group(0) in x for x in _sentences_citing(body, i))
+        ):
+            body += f" {title} — {status.group(0)} [{i}]."
+            quotes.append(_quote(f"{title} — {status.group(0)} [{i}].", i, status.group(0)))
     extra = []
     for i, _title, content in sources:
         m = first_sentence(content)
@@ -316,6 +331,22 @@ def _revise(
     if unknown_ids:
         extra.append("An invented study says otherwise [99].")
     return body + ("\n\n" + " ".join(extra) if extra else ""), quotes
+
+
+def _prose(passage: str) -> str:
+    """A page passage as a model would restate it in a sentence: list markers and markup
+    dropped; "" for code, directives and table rows, which it would not copy."""
+    text = " ".join(passage.split()).strip()
+    if MARKUP_LINE.match(text) or re.search(r"^(?:def|class|import|from)\s|[{}=]|::", text):
+        return ""
+    text = re.sub(r"^(?:[-*+•]|\d+[.)])\s+", "", text).replace("**", "").replace("``", "")
+    return text.rstrip(".…: ")
+
+
+def _sentences_citing(body: str, marker: int) -> list[str]:
+    """The sentences of ``body`` (as written) that end citing ``marker``."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[-\"'(\[\w])", body)
+    return [p.strip() for p in parts if re.search(rf"\[{marker}\][.!?]?$", p.strip())]
 
 
 def _schema_name(body: dict[str, Any]) -> str:

@@ -13,11 +13,12 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from core import faults
 from core.changes import ChangeResult, ClaimChange, classify_change, content_hash
@@ -25,6 +26,7 @@ from core.costs import CostMeter
 from core.dates import day, iso, utcnow
 from core.errors import EvergreenError
 from core.models import PoolEntry, Report, Snapshot, Source, UpdateRun
+from core.relevance import Relevance, floor_for, fuse
 from core.repository import get_or_create_source, pool_entry
 from core.sources.base import FetchedPage, Fetcher, PageNotFound, SearchProvider, SearchResult
 from core.text import cosine, idf_table, terms, tfidf
@@ -109,8 +111,21 @@ def fetch_many(
             return url, FetchOutcome(None, str(exc))
 
     unique = list(dict.fromkeys(urls))
-    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(unique) or 1))) as pool:
+    with _pool(max(1, min(concurrency, len(unique) or 1))) as pool:
         return dict(pool.map(one, unique))
+
+
+@contextmanager
+def _pool(workers: int) -> Iterator[ThreadPoolExecutor]:
+    """A thread pool that, when its caller stops early (Ctrl-C, a cancel), drops queued
+    fetches and does not wait for the ones in flight."""
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def store_snapshot(
@@ -168,7 +183,7 @@ def fetch_stream(
     unique = list(dict.fromkeys(urls))
     if not unique:
         return
-    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(unique)))) as pool:
+    with _pool(max(1, min(concurrency, len(unique)))) as pool:
         futures = {
             pool.submit(
                 lambda u: fetch_many(fetcher, [u], as_of, meter, concurrency=1, stage=stage)[u], url
@@ -394,6 +409,7 @@ def discover(
         source = get_or_create_source(session, url, page.title)
         snap = store_snapshot(session, source, page, as_of=end, run_id=run_id)
         stored.append((url, snap))
+    stored = _relevant(session, report, question, stored, cited_sources)
     found: list[Found] = []
     placement = _place(
         [(u, snap.title, (snap.content or "")[:4000]) for u, snap in stored], sections, scored=True
@@ -412,6 +428,38 @@ def discover(
     if progress:
         progress(f"found {len(found)} new pages")
     return found
+
+
+def _relevant(
+    session: Session,
+    report: Report,
+    question: str,
+    stored: list[tuple[str, Snapshot]],
+    cited_sources: set[int],
+) -> list[tuple[str, Snapshot]]:
+    """The new pages about the question, most relevant first (search order fused with
+    the semantic score): those scoring at least as well as the lower part of the pages
+    the report already cites. The others stay stored as candidates, out of the report."""
+    if not stored:
+        return []
+    relevance = Relevance(question)
+    cited = {
+        str(snap.id): (snap.title or "", snap.content or "")
+        for snap in session.exec(
+            select(Snapshot)
+            .join(PoolEntry, col(PoolEntry.latest_snapshot_id) == Snapshot.id)
+            .where(
+                PoolEntry.report_id == report.id,
+                col(PoolEntry.source_id).in_(cited_sources or {-1}),
+                col(Snapshot.content).is_not(None),
+            )
+        )
+    }
+    floor = floor_for(list(relevance.page_scores(cited).values()))
+    pages = {url: (snap.title or "", snap.content or "") for url, snap in stored}
+    scores = relevance.page_scores(pages)
+    by_url = dict(stored)
+    return [(u, by_url[u]) for u in fuse(list(by_url), scores) if scores[u] >= floor]
 
 
 PLACE_MIN = 0.06

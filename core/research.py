@@ -13,6 +13,7 @@ from core.dates import day, utcnow
 from core.errors import EvergreenError
 from core.evidence import fetch_many, store_snapshot
 from core.models import Report, UpdateRun
+from core.relevance import Relevance, first_choice, first_floor
 from core.report_state import SectionDoc, make_section_keys
 from core.repository import (
     SectionDraft,
@@ -22,7 +23,7 @@ from core.repository import (
     pool_snapshots,
 )
 from core.runs import call_writer, checkpoint, run_work, settings_of, start_run
-from core.sources.base import SearchResult
+from core.sources.base import FetchedPage, SearchResult
 from core.sources.registry import Providers, providers_for
 from core.writers import get_writer
 from core.writers.base import BudgetExceeded, Evidence, Writer, WriterFailed
@@ -71,9 +72,21 @@ def research(
         )
     order = sorted(ranked, key=lambda u: (ranked[u][0], u))
     checkpoint(session, run, f"fetching {len(order)} pages", meter)
-    evidence = _gather(session, report, run, meter, providers, order, as_of, cfg)
-    if not evidence:
+    pages = _fetch(meter, providers, order, as_of, cfg)
+    if not pages:
         raise EvergreenError(f"None of the {len(order)} pages found could be fetched.")
+    relevance = Relevance(question)
+    scores = relevance.page_scores({u: (p.title, p.content) for u, p in pages.items()})
+    chosen = first_choice(
+        {u: ranked[u][0] for u in pages}, scores, limit=cfg["results_per_query"] * 2
+    )
+    floor = first_floor(list(scores.values()))
+    if not chosen:
+        raise EvergreenError(
+            f"None of the {len(pages)} pages found is about the question as of {day(as_of)}; "
+            "try other wording, another source or a later date."
+        )
+    evidence = _pool(session, report, run, {u: pages[u] for u in chosen}, as_of)
     outline = call_writer(
         meter,
         "outline",
@@ -89,8 +102,15 @@ def research(
                 for h in run_search(f"{item.heading} {question}", cfg["section_results"])
                 if h.url not in evidence
             ]
-            found = _gather(
-                session, report, run, meter, providers, extra, as_of, cfg, len(evidence)
+            got = _fetch(meter, providers, extra, as_of, cfg)
+            fits = relevance.page_scores({u: (p.title, p.content) for u, p in got.items()})
+            found = _pool(
+                session,
+                report,
+                run,
+                {u: p for u, p in got.items() if fits[u] >= floor},
+                as_of,
+                len(evidence),
             )
             evidence.update(found)
             by_marker = {e.marker: e for e in evidence.values()}
@@ -153,27 +173,29 @@ def research(
     }
 
 
-def _gather(
-    session: Session,
-    report: Report,
-    run: UpdateRun,
-    meter: CostMeter,
-    providers: Providers,
-    urls: list[str],
-    as_of: datetime,
-    cfg: dict[str, Any],
-    rank_offset: int = 0,
-) -> dict[str, Evidence]:
-    """Fetch pages into the pool; evidence keyed by URL in the given order."""
+def _fetch(
+    meter: CostMeter, providers: Providers, urls: list[str], as_of: datetime, cfg: dict[str, Any]
+) -> dict[str, FetchedPage]:
+    """Fetch pages as of ``as_of``: url → page, in the given order, failures left out."""
     if not urls:
         return {}
     with meter.stage("fetch"):
         got = fetch_many(providers.fetcher, urls, as_of, meter, concurrency=cfg["concurrency"])
+    return {u: got[u].page for u in urls if got[u].page is not None}
+
+
+def _pool(
+    session: Session,
+    report: Report,
+    run: UpdateRun,
+    pages: dict[str, FetchedPage],
+    as_of: datetime,
+    rank_offset: int = 0,
+) -> dict[str, Evidence]:
+    """Store the chosen pages in the report's pool; evidence keyed by URL in the given
+    order (pages not chosen get no pool entry, so no reference number)."""
     out: dict[str, Evidence] = {}
-    for rank, url in enumerate(urls):
-        page = got[url].page
-        if page is None:
-            continue
+    for rank, (url, page) in enumerate(pages.items()):
         source = get_or_create_source(session, url, page.title)
         entry = pool_entry(session, report, source)
         snap = store_snapshot(session, source, page, as_of=as_of, run_id=run.id)

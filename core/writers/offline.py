@@ -191,6 +191,7 @@ class OfflineWriter:
         picked: dict[int, list[tuple[int, str]]] = {}
         order: list[int] = []
         chosen_texts: list[str] = []
+        lookup = {ev.marker: ev for ev in evidence}
         for neg, _rank, pos, marker, s in scored:
             if len(chosen_texts) >= limit or neg > -0.02:
                 break
@@ -198,15 +199,36 @@ class OfflineWriter:
                 continue
             if any(fuzz.token_set_ratio(s, t) > 85 for t in chosen_texts):
                 continue
-            picked.setdefault(marker, []).append((pos, s))
+            group = [(pos, s)]
+            if _dangling(s):  # "It is the largest …": only with the sentence before it
+                before = quotable_sentences(lookup[marker].content)[pos - 1] if pos else None
+                if before is None or _dangling(before):
+                    continue
+                if (pos - 1, before) not in picked.get(marker, []):
+                    group.insert(0, (pos - 1, before))
+            picked.setdefault(marker, []).extend(group)
             if marker not in order:
                 order.append(marker)
-            chosen_texts.append(s)
-        lookup = {ev.marker: ev for ev in evidence}
+            chosen_texts.extend(t for _p, t in group)
+        for marker in picked:
+            picked[marker] = list(dict.fromkeys(picked[marker]))
         return [(lookup[m], [s for _, s in sorted(picked[m])]) for m in order]
 
 
 # -- helpers --------------------------------------------------------------------------
+#: words that open a sentence leaning on one before it ("It is …", "This method …")
+_DANGLING = frozenset(
+    "it its this these those they their them he she his her such that there's thus "
+    "also however hence therefore moreover furthermore".split()
+)
+
+
+def _dangling(sentence: str) -> bool:
+    """Does the sentence open with a word that refers back to an earlier sentence?"""
+    first = re.match(r"[\W_]*([A-Za-z']+)", sentence)
+    return bool(first) and first.group(1).casefold() in _DANGLING
+
+
 def fact_sentence(ev: Evidence) -> str | None:
     """A one-line summary of a source's header fields (status, type, dates), if any."""
     fields = header_fields(ev.content)

@@ -1,0 +1,45 @@
+"""What semantic relevance adds to an update: load the model once and score N pages.
+
+Run it twice, with and without ``--score``; the difference is the cost (the pages are
+read from a corpus in both runs). From the project root, in a workspace with the corpus:
+
+    EVERGREEN_HOME=WS python scripts/relevance_cost.py --corpus peps --pages 40 --score
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.dates import parse_as_of  # noqa: E402
+from core.sources.corpus import Corpus  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", required=True)
+    parser.add_argument("--pages", type=int, default=40)
+    parser.add_argument("--question", default="How is static typing in Python evolving?")
+    parser.add_argument("--score", action="store_true")
+    args = parser.parse_args()
+    corpus = Corpus.open(args.corpus)
+    when = parse_as_of("2025-12-31")
+    hits = corpus.search(args.question, max_results=args.pages, end_date=when)
+    pages = {h.url: corpus.fetch(h.url, when) for h in hits}
+    if args.score:
+        from core.relevance import Relevance
+
+        scores = Relevance(args.question).page_scores(
+            {u: (p.title, p.content) for u, p in pages.items()}
+        )
+        print(f"scored {len(scores)} pages; best {max(scores.values()):.3f}")
+    else:
+        print(f"read {len(pages)} pages")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

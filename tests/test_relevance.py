@@ -1,0 +1,83 @@
+"""Relevance: lexical candidates re-ranked by a semantic model, and a floor below which a
+page is not used — on a slice of the real PEP corpus where the question's words ("free",
+"threads", "interpreter") are common in pages that are not about it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from core.dates import parse_as_of
+from core.db import session_scope
+from core.models import Source
+from core.relevance import RELEVANCE_MIN, Relevance, first_floor, floor_for, fuse
+from core.repository import citations_of, get_report, get_version
+from core.research import create_report
+from core.sources.corpus import add_corpus
+
+PEPS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "peps"
+QUESTION = (
+    "How is removing the GIL from CPython progressing: free-threading, the per-interpreter "
+    "GIL and subinterpreters?"
+)
+ON_TOPIC = {311, 554, 684, 703, 734, 779, 803}
+# share the question's words (free, thread, interpreter, lock, CPython) without being about it
+OFF_TOPIC = {8, 20, 249, 257, 333, 418, 475, 517, 566, 572, 621, 622, 634, 643, 3108, 3156, 3333}
+
+
+def pep_slice(tmp_path: Path, numbers: set[int]) -> Path:
+    corpus = PEPS / "peps_corpus.jsonl.gz"
+    if not corpus.exists():
+        pytest.skip("the shared PEP corpus is not beside this checkout")
+    out = tmp_path / "peps_slice.jsonl.gz"
+    with gzip.open(corpus, "rt", encoding="utf-8") as src, gzip.open(out, "wt") as dst:
+        for line in src:
+            if json.loads(line)["pep"] in numbers:
+                dst.write(line)
+    return out
+
+
+def test_a_question_whose_words_are_common_cites_the_pages_about_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    add_corpus("gil", pep_slice(tmp_path, ON_TOPIC | OFF_TOPIC))
+    made = create_report(QUESTION, as_of=parse_as_of("2025-12-31"), source="corpus:gil")
+    with session_scope() as s:
+        version = get_version(s, get_report(s, made["report_id"]))
+        urls = [s.get(Source, snap.source_id).url for snap in citations_of(s, version.id).values()]
+    cited = {int(u.rstrip("/").rsplit("-", 1)[1]) for u in urls}
+    assert {703, 684, 779} <= cited  # free-threading, the per-interpreter GIL, its status
+    assert not cited & {249, 333, 3333, 3156}  # DB-API, WSGI, asyncio
+    assert len(cited & ON_TOPIC) / len(cited) >= 0.8, cited
+
+
+def test_the_semantic_score_separates_topic_from_shared_words() -> None:
+    rel = Relevance(QUESTION)
+    on, off = rel.scores(
+        [
+            "Making the Global Interpreter Lock Optional in CPython. This PEP proposes adding "
+            "a build configuration to run Python code without the global interpreter lock.",
+            "Python Web Server Gateway Interface. A proposed standard interface between web "
+            "servers and Python web applications, free of charge, thread safe.",
+        ]
+    )
+    assert on > off + 0.2
+
+
+def test_fusion_rewards_what_both_rankings_agree_on() -> None:
+    lexical = ["wsgi", "gil", "subinterpreters", "dbapi"]
+    semantic = {"gil": 0.7, "subinterpreters": 0.6, "wsgi": 0.2, "dbapi": 0.1}
+    fused = fuse(lexical, semantic)
+    assert fused[0] == "gil" and fused[-1] == "dbapi"  # second in both beats first in one
+    assert fuse(lexical, {})[:2] == ["wsgi", "gil"]  # no scores: the search order
+
+
+def test_floors_follow_the_question_never_below_the_minimum() -> None:
+    assert first_floor([0.7, 0.5, 0.1]) == pytest.approx(0.42)
+    assert first_floor([0.2, 0.1]) == RELEVANCE_MIN
+    assert first_floor([]) == RELEVANCE_MIN
+    assert floor_for([0.6, 0.5, 0.4, 0.3, 0.55]) == pytest.approx(0.38)
+    assert floor_for([]) == RELEVANCE_MIN

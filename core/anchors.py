@@ -46,7 +46,9 @@ QUOTE_MIN = 92.0  # fuzz.ratio for a sentence to count as a quote of one passage
 
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+", re.UNICODE)
 _FIELD = re.compile(r"^\s*(?:[-*+•]\s+)?(?:\*\*)?([A-Za-z][\w ()/&'-]{0,60}?)(?:\*\*)?\s*:\s*(.+)$")
-_UNIT_LINE = re.compile(r"^\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||[A-Za-z][\w -]{0,40}:\s)")
+_UNIT_LINE = re.compile(r"^\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||[A-Za-z][\w -]{0,40}:(?:\s|$))")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s")
+_LABEL_ONLY = re.compile(r"^[A-Za-z][\w -]{0,40}:\s*$")
 _MARKUP_ONLY = re.compile(r"^\s*[=\-~^\"'`#*+_.:|<>]*\s*$")
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]*_`]*\s+(?=[\"'(\[*_`]*[A-Z0-9])")
 _ABBREV = re.compile(
@@ -205,8 +207,12 @@ def passages(content: str) -> tuple[Passage, ...]:
             flush_block()
             flush_unit()
             continue
-        if unit is not None and not _UNIT_LINE.match(line):
-            # indented, or Markdown's lazy continuation (a wrapped item line at column 0)
+        if unit is not None and not _UNIT_LINE.match(line) and (
+            line[:1] in (" ", "\t")
+            or (_LIST_ITEM.match(content[unit[0] : unit[1]]) and not _LABEL_ONLY.match(line))
+        ):
+            # indented, or Markdown's lazy continuation of a list item (a wrapped line at
+            # column 0) — never the next header field ("Post-History:" with no value)
             unit = (unit[0], end)
             continue
         if _UNIT_LINE.match(line):

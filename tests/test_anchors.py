@@ -264,3 +264,9 @@ def test_a_list_item_wrapped_at_column_zero_is_one_passage() -> None:
 def test_a_body_with_an_escaped_angle_bracket_anchors_on_the_page() -> None:
     page = "PEP: 1\nDiscussions-To: <email address or URL>\n"
     assert anchor_claim("Discussions-To: &lt;email address or URL>", page).supported
+
+
+def test_header_fields_with_empty_values_stay_separate_passages() -> None:
+    page = "PEP: 639\nCreated: 15-Aug-2019\nPost-History:\nResolution:\n\nBody text here.\n"
+    texts = [p.text for p in passages(page)]
+    assert "Created: 15-Aug-2019" in texts and "Post-History:" in texts

@@ -228,3 +228,11 @@ def test_bidi_overrides_are_stripped_from_model_output_and_what_the_app_shows(
         exported = version_markdown(session, report, with_version_line=True)
     assert not set(BIDI) & set(page)
     assert not set(BIDI) & set(exported)
+
+
+def test_the_app_listens_on_loopback_only() -> None:
+    import tomllib
+    from pathlib import Path
+
+    config = Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml"
+    assert tomllib.loads(config.read_text())["server"]["address"] == "127.0.0.1"

@@ -142,7 +142,16 @@ def propose(
         proposals.extend(added)
     elif orphans:
         progress("writing new sections")
-        for proposal in _propose_added(report, run, meter, writer, orphans, sections, cfg):
+        try:
+            new_sections = _propose_added(report, run, meter, writer, orphans, sections, cfg)
+        except (WriterFailed, BudgetExceeded) as exc:
+            # adding sections is optional: the pages stay in the pool for a later update
+            new_sections = []
+            flags.append(
+                f"needs attention: {len(orphans)} new page(s) fit no section and no new "
+                f"section could be planned ({exc}); they stay in the evidence pool"
+            )
+        for proposal in new_sections:
             session.add(proposal)
             proposals.append(proposal)
     actions = dict.fromkeys(("keep", "revise", "extend", "add", "remove"), 0)

@@ -263,3 +263,43 @@ def test_imported_report_updates_on_sample(workspace: Path) -> None:
         secs = sections_of(s, get_version(s, report).id)
     text = " ".join(sec.body for sec in secs)
     assert "$134/kWh" in text and "$142/kWh in Q4 2025, down from $151" not in text
+
+
+RECYCLING = (
+    "Recycling lithium battery storage cells recovers cobalt, nickel and lithium from spent "
+    "grid battery packs. Battery storage recyclers shred the cells and leach the metals. "
+)
+INSURANCE = (
+    "Insurers price grid battery storage fire risk by plant size and cell chemistry. "
+    "Battery storage insurance premiums rose after several plant fires last year. "
+)
+
+
+def test_an_outline_the_writer_cannot_plan_leaves_the_pages_in_the_pool(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Adding sections is optional: a writer that cannot plan them (a model answering
+    with unknown source ids twice) flags the update instead of failing it."""
+    from core.writers.base import WriterFailed
+    from core.writers.offline import OfflineWriter
+
+    records = [
+        *corpus_records(),
+        page("recycle", "Recycling grid battery storage", "2024-06-01", RECYCLING),
+        page("insure", "Insuring grid battery storage", "2024-06-01", INSURANCE),
+    ]
+    add_corpus("fx", write_jsonl(tmp_path / "fx.jsonl", records))
+    rid = make_report("corpus:fx")
+
+    def no_outline(self: OfflineWriter, *args: object, **kw: object) -> list:
+        raise WriterFailed("fake gave no usable propose outline after one repair attempt")
+
+    monkeypatch.setattr(OfflineWriter, "propose_outline", no_outline)
+    monkeypatch.setattr("core.evidence.PLACE_MIN", 1.01)  # no new page fits a section
+    result = update_report(rid, as_of=parse_as_of("2024-06-30"))
+    with session_scope() as s:
+        run = s.get(UpdateRun, result["run_id"])
+        assert run is not None and run.status == "awaiting_review"
+        flags = run.summary["flags"]
+        assert any("no new section could be planned" in f for f in flags), flags
+        assert not [p for p in proposals_of(s, run.id) if p.action == "add"]

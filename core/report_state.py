@@ -40,6 +40,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from core.errors import EvergreenError
+from core.untrusted import strip_bidi
 
 __all__ = [
     "REFERENCE_HEADINGS",
@@ -789,13 +790,16 @@ def parse_markdown(text: str, *, default_title: str = "Untitled report") -> Repo
       are (no reference is invented for them).
     * Bodies are the exact lines between headings, minus the blank lines at either
       end and numeric definitions. Control characters are removed from the title and
-      headings. Newlines are normalized to ``\\n`` and a leading BOM is dropped.
+      headings. Newlines are normalized to ``\\n`` and a leading BOM is dropped; NUL
+      and bidi override characters are removed everywhere.
 
     Raises ``EvergreenError`` for empty or whitespace-only text.
     """
     if not text or not text.strip():
         raise EvergreenError(EMPTY_MESSAGE)
-    text = _normalize_newlines(text.removeprefix("\ufeff"))
+    # NUL (which PostgreSQL text refuses) and bidi overrides (which make text read other
+    # than it is) never enter a report
+    text = strip_bidi(_normalize_newlines(text.removeprefix("\ufeff")).replace("\x00", ""))
     lines = text.split("\n")
     fm_title, fm_lines = _front_matter(lines)
     for i in range(fm_lines):

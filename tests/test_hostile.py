@@ -469,3 +469,18 @@ def test_references_without_address_stay_text_and_are_not_merged(workspace: Path
     assert urls == ["https://example.org/storage"]  # no merged "/" source
     with pytest.raises(EvergreenError, match="bytes; Evergreen imports reports of up to"):
         decode_markdown(b"x" * 3_000_000, "upload.md")  # the app's upload path is capped too
+
+
+def test_nul_and_bidi_characters_never_enter_an_imported_report(workspace: Path) -> None:
+    # PostgreSQL refuses NUL in text; bidi overrides make a sentence read other than it is
+    text = (
+        "# Ti\x00tle\n\n## Costs\n\nPrices fell\x00 to 128 \u202edollars\u202c [1].\n\n"
+        "## References\n\n[1] [One](https://one.example)\n"
+    )
+    with session_scope() as s:
+        report, _ = import_report(s, text, query="What do batteries cost?")
+        rid = report.id
+    with session_scope() as s:
+        bodies = [sec.body for sec in sections_of(s, get_version(s, get_report(s, rid)).id)]
+    assert any("Prices fell to 128 dollars [1]." in b for b in bodies), bodies
+    assert not any(ch in b for b in bodies for ch in "\x00\u202e\u202c")

@@ -31,6 +31,7 @@ from core import config
 from core.dates import iso, parse_as_of, parse_published, utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.sources.base import FetchedPage, PageNotFound, SearchResult, canonical_url
+from core.untrusted import strip_bidi
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 FOLDER_SUFFIXES = {".md", ".markdown", ".txt", ".html", ".htm"}
@@ -464,7 +465,7 @@ def _record_from_obj(obj: Any, where: str) -> PageRecord:
 
 
 def _clean_text(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\x00", "")
+    return strip_bidi(text.replace("\r\n", "\n").replace("\x00", ""))
 
 
 def read_jsonl(path: Path, skipped: list[str], skip_bad: bool) -> Iterator[PageRecord]:

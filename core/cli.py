@@ -87,8 +87,14 @@ def corpus_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> Non
         return
     table = Table("name", "pages", "versions", "first", "last")
     for r in rows:
+        if r.get("error"):
+            table.add_row(r["name"], "damaged", "", "", "")
+            continue
         table.add_row(r["name"], str(r["pages"]), str(r["versions"]), r["first"], r["last"])
     out.print(table)
+    for r in rows:
+        if r.get("error"):
+            err.print(escape(r["error"]))
 
 
 @corpus_app.command("search")

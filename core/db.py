@@ -17,12 +17,13 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DatabaseError
 from sqlmodel import Session, create_engine
 
 from core import config
 from core.errors import EvergreenError
 from core.models import Citation, Claim, ReportVersion, Section
+from core.redact import redact_credentials
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -57,9 +58,40 @@ def _open_engine(url: str) -> Engine:
             cfg = alembic_config(url)
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
-    except OperationalError as exc:
-        raise EvergreenError(f"Cannot open the database: {exc.orig}") from None
+    except DatabaseError as exc:
+        raise damaged(exc, url) or EvergreenError(
+            f"Cannot open the database {_where(url)}: {exc.orig}"
+        ) from None
     return engine
+
+
+_DAMAGED = ("file is not a database", "malformed", "disk i/o error", "file is encrypted")
+_FULL = ("database or disk is full", "no space left")
+
+
+def _where(url: str) -> str:
+    """The database as a person can find it: its file, or its URL without credentials."""
+    if url.startswith("sqlite:///"):
+        return url.removeprefix("sqlite:///")
+    return redact_credentials(url)
+
+
+def damaged(exc: DatabaseError, url: str | None = None) -> EvergreenError | None:
+    """One line a person can act on for a damaged database file or a full disk (None for
+    any other database error)."""
+    text = str(exc.orig).lower()
+    where = _where(url or config.database_url())
+    if any(k in text for k in _DAMAGED):
+        return EvergreenError(
+            f"The database {where} is damaged ({exc.orig}). Restore it from a backup, or "
+            "move it aside to start an empty workspace."
+        )
+    if any(k in text for k in _FULL):
+        return EvergreenError(
+            f"The disk holding {where} is full; nothing of this step was saved. Free some "
+            "space and try again."
+        )
+    return None
 
 
 _ENGINES: dict[str, Engine] = {}
@@ -95,6 +127,9 @@ def session_scope(url: str | None = None) -> Iterator[Session]:
         try:
             yield session
             session.commit()
+        except DatabaseError as exc:
+            session.rollback()
+            raise damaged(exc, url) or exc from exc
         except BaseException:
             session.rollback()
             raise

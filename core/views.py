@@ -142,7 +142,7 @@ def source_choices() -> list[str]:
     """Sources a new report can use: the sample, each local corpus, the web."""
     from core.sources.corpus import list_corpora
 
-    names = [c["name"] for c in list_corpora() if c["name"] != "sample"]
+    names = [c["name"] for c in list_corpora() if c["name"] != "sample" and not c.get("error")]
     return ["sample", *[f"corpus:{n}" for n in names], "web"]
 
 

@@ -137,7 +137,19 @@ def list_corpora() -> list[dict[str, Any]]:
     folder = config.corpora_dir()
     if not folder.is_dir():
         return []
-    return [Corpus.open(p.stem).stats() for p in sorted(folder.glob("*.sqlite"))]
+    out: list[dict[str, Any]] = []
+    for path in sorted(folder.glob("*.sqlite")):
+        try:
+            corpus = Corpus.open(path.stem)
+        except EvergreenError as exc:  # one damaged file hides nothing else
+            out.append({"name": path.stem, "pages": 0, "versions": 0, "first": None,
+                        "last": None, "origin": None, "error": str(exc)})  # fmt: skip
+            continue
+        try:
+            out.append(corpus.stats())
+        finally:
+            corpus.close()
+    return out
 
 
 def query_terms(query: str) -> tuple[list[str], list[str]]:
@@ -178,13 +190,16 @@ class Corpus:
             )
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA busy_timeout=30000")
         try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=30000")
             conn.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise EvergreenError(f"Corpus file {path.name} is damaged ({exc}).") from None
+            raise EvergreenError(
+                f"Corpus {name!r} ({path}) is damaged ({exc}). Import it again with: "
+                f"evergreen corpus add {name} PATH (after moving the damaged file aside)."
+            ) from None
         return cls(name, path, conn)
 
     def close(self) -> None:

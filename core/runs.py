@@ -22,6 +22,7 @@ from core.dates import as_utc, utcnow
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.models import OPEN_RUN_STATUSES, UpdateRun
+from core.redact import redact_credentials
 
 T = TypeVar("T")
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -169,7 +170,7 @@ def fail_run(
             status,
             expect=expect,
             lease=lease,
-            values={"error": error[:2000], "finished_at": utcnow()},
+            values={"error": redact_credentials(error)[:2000], "finished_at": utcnow()},
         )
 
 

@@ -77,3 +77,17 @@ def test_the_reports_screen_survives_a_damaged_corpus(
     sample.write_bytes(os.urandom(9000))
     at = AppTest.from_file(APP, default_timeout=90).run()
     assert not at.exception, at.exception
+
+
+def test_a_full_disk_is_one_line_that_says_nothing_was_saved(workspace: Path) -> None:
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError
+
+    from core.db import damaged
+
+    full = OperationalError("INSERT …", {}, sqlite3.OperationalError("database or disk is full"))
+    found = damaged(full)
+    assert found is not None and "is full" in str(found) and "nothing of this step" in str(found)
+    other = OperationalError("SELECT …", {}, sqlite3.OperationalError("database is locked"))
+    assert damaged(other) is None  # not every database error is a damaged file

@@ -29,7 +29,7 @@ from core.text import strip_markers
 from core.writers.base import ClaimUpdate
 from core.writers.revision import revise_sentence
 
-CORRECTION_MIN = 70  # token-set similarity of a corrected sentence to the writer's
+CORRECTION_MIN = 80  # similarity (rapidfuzz ratio) of a corrected sentence to the writer's
 
 
 @dataclass
@@ -54,7 +54,11 @@ def _replace_sentence(body: str, sentence: str, replacement: str) -> str:
 def _a_correction(sentence: str, revised: list[str]) -> bool:
     """Is ``revised`` the same sentence with its values set right (not the page's passage
     quoted in its place, which is the writer's job)?"""
-    return len(revised) == 1 and fuzz.token_set_ratio(sentence, revised[0]) >= CORRECTION_MIN
+    return (
+        len(revised) == 1
+        and "](" not in revised[0]
+        and fuzz.ratio(sentence, revised[0]) >= CORRECTION_MIN
+    )
 
 
 def _supported(sentence: str, content: str) -> bool:

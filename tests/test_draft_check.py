@@ -74,3 +74,10 @@ def test_a_sentence_ends_after_its_citation_before_a_figure_or_a_dash() -> None:
         ("- 3.3 Release Managers: Georg Brandl [7].", [7]),
         ("3.6 will receive bugfix updates every 3 months [41].", [41]),
     ]
+
+
+def test_a_correction_that_would_rewrite_the_sentence_is_left_to_the_reviewer() -> None:
+    draft = "Status: Draft, and the committee still debates every part of it [17]."
+    out = check_draft(draft, "", {17: PEP_544})
+    assert out.body == draft and out.corrected == []
+    assert out.unsupported == [(draft, 17)]

@@ -111,9 +111,13 @@ def first_choice(
     ``semantic`` its score against the whole question. A page is used when it scores at
     least TOP_SHARE of the best page, or — the best lexical answer to one of the queries,
     which a single embedding of the whole question underrates when the question has
-    several facets — at least FACET_SHARE of it."""
+    several facets — at least FACET_SHARE of it. With no more candidates than ``limit``
+    there is nothing to choose between, and a small static model is not sure enough of
+    a middling score to drop a page the search found: only pages below RELEVANCE_MIN go."""
     top = max(semantic.values(), default=0.0)
     order = sorted(lexical, key=lambda u: (lexical[u], u))
+    if len(order) <= limit:  # nothing to choose between: only the clearly off topic go
+        return [u for u in fuse(order, semantic) if semantic.get(u, 0.0) >= RELEVANCE_MIN]
 
     def used(u: str) -> bool:
         score = semantic.get(u, 0.0)

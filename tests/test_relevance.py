@@ -44,7 +44,13 @@ def test_a_question_whose_words_are_common_cites_the_pages_about_it(
     workspace: Path, tmp_path: Path
 ) -> None:
     add_corpus("gil", pep_slice(tmp_path, ON_TOPIC | OFF_TOPIC))
-    made = create_report(QUESTION, as_of=parse_as_of("2025-12-31"), source="corpus:gil")
+    # four pages a query: more candidates than the report uses, so it has to choose
+    made = create_report(
+        QUESTION,
+        as_of=parse_as_of("2025-12-31"),
+        source="corpus:gil",
+        settings={"results_per_query": 4},
+    )
     with session_scope() as s:
         version = get_version(s, get_report(s, made["report_id"]))
         urls = [s.get(Source, snap.source_id).url for snap in citations_of(s, version.id).values()]

@@ -14,6 +14,7 @@ import streamlit as st
 from core.db import session_scope
 from core.diffing import DIFF_CSS
 from core.errors import EvergreenError
+from core.untrusted import escape_all
 from core.views import esc
 
 REPORT_KEY = "eg_report"  # the report the analyst is looking at (all screens)
@@ -97,7 +98,8 @@ def badge_html(text: str, kind: str) -> str:
 
 
 def show_error(exc: Exception) -> None:
-    st.error(str(exc) if isinstance(exc, EvergreenError) else f"{type(exc).__name__}: {exc}")
+    text = str(exc) if isinstance(exc, EvergreenError) else f"{type(exc).__name__}: {exc}"
+    st.error(escape_all(text))  # a message may quote a page or a model: no link, no image
 
 
 def guarded(fn: Callable[[], Any]) -> Any:
@@ -142,7 +144,7 @@ def progress_line(run: dict[str, Any]) -> None:
     else:
         st.markdown(text)
     if run.get("error"):
-        st.error(run["error"])
+        st.error(escape_all(run["error"]))
 
 
 def _md_escape(text: str) -> str:

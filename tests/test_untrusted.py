@@ -236,3 +236,18 @@ def test_the_app_listens_on_loopback_only() -> None:
 
     config = Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml"
     assert tomllib.loads(config.read_text())["server"]["address"] == "127.0.0.1"
+
+
+def test_an_error_message_quoting_a_page_renders_no_image_or_link() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    def page() -> None:
+        from core.errors import EvergreenError
+        from pages._shared import show_error
+
+        show_error(EvergreenError("Cannot fetch ![x](http://127.0.0.1:9/p.png) [y](http://a.b)"))
+
+    at = AppTest.from_function(page, default_timeout=60).run()
+    [shown] = at.error
+    assert "![x](" not in shown.value and "[y](" not in shown.value
+    assert "Cannot fetch" in shown.value

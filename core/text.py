@@ -130,11 +130,15 @@ _ABBREVIATION_END = re.compile(
 )
 
 
+_CITED_END = re.compile(rf"{_CITE}[.!?]$")  # "… [3]." ends a sentence, parentheses or not
+
+
 def split_cited_sentences(paragraph: str) -> list[str]:
     """A body paragraph split into sentences, each keeping its own [n] markers.
 
     No split after an abbreviation ("e.g. PyPI"), an initial ("J. Smith") or inside
-    parentheses still open."""
+    parentheses still open — unless the sentence ends with its citation ("… [3]."), which
+    a paragraph of ours only does at a sentence's end."""
     text = paragraph.strip()
     parts: list[str] = []
     pos = 0
@@ -146,7 +150,8 @@ def split_cited_sentences(paragraph: str) -> list[str]:
     merged: list[str] = []
     for part in (p for p in parts if p):
         prev = merged[-1] if merged else ""
-        if prev and (_ABBREVIATION_END.search(prev) or prev.count("(") > prev.count(")")):
+        open_paren = prev.count("(") > prev.count(")") and not _CITED_END.search(prev)
+        if prev and (_ABBREVIATION_END.search(prev) or open_paren):
             merged[-1] = f"{prev} {part}"
         else:
             merged.append(part)

@@ -81,3 +81,15 @@ def test_a_correction_that_would_rewrite_the_sentence_is_left_to_the_reviewer() 
     out = check_draft(draft, "", {17: PEP_544})
     assert out.body == draft and out.corrected == []
     assert out.unsupported == [(draft, 17)]
+
+
+def test_a_citation_ends_a_sentence_even_inside_an_unclosed_parenthesis() -> None:
+    body = (
+        "Notes: [acceptance](https://ex.org/accepted-atomic [44]. The notion of an atomic "
+        "type is captured by a protocol [44]. A (parenthesis. Still open) closes here [2]."
+    )
+    assert [s for _p, s, _m in cited_sentences(body)] == [
+        "Notes: [acceptance](https://ex.org/accepted-atomic [44].",
+        "The notion of an atomic type is captured by a protocol [44].",
+        "A (parenthesis. Still open) closes here [2].",
+    ]

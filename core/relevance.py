@@ -103,6 +103,16 @@ def first_floor(scores: Sequence[float]) -> float:
     return max(RELEVANCE_MIN, TOP_SHARE * max(scores, default=0.0))
 
 
+def choice_floor(semantic: Mapping[str, float], candidates: int, limit: int) -> float:
+    """The score a page needs to enter a first report: ``first_floor`` when there are
+    more candidates than the report uses; with no more, nothing to choose between, and
+    a small static model is not sure enough of a middling score to drop a page the
+    search found: RELEVANCE_MIN."""
+    if candidates <= limit:
+        return RELEVANCE_MIN
+    return first_floor(list(semantic.values()))
+
+
 def first_choice(
     lexical: Mapping[str, int], semantic: Mapping[str, float], limit: int
 ) -> list[str]:
@@ -116,12 +126,11 @@ def first_choice(
     a middling score to drop a page the search found: only pages below RELEVANCE_MIN go."""
     top = max(semantic.values(), default=0.0)
     order = sorted(lexical, key=lambda u: (lexical[u], u))
-    if len(order) <= limit:  # nothing to choose between: only the clearly off topic go
-        return [u for u in fuse(order, semantic) if semantic.get(u, 0.0) >= RELEVANCE_MIN]
+    floor = choice_floor(semantic, len(order), limit)
 
     def used(u: str) -> bool:
         score = semantic.get(u, 0.0)
-        return score >= first_floor([top]) or (
+        return score >= floor or (
             lexical[u] <= FACET_HITS and score >= max(RELEVANCE_MIN, FACET_SHARE * top)
         )
 

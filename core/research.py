@@ -13,7 +13,7 @@ from core.dates import day, utcnow
 from core.errors import EvergreenError
 from core.evidence import fetch_many, store_snapshot
 from core.models import Report, UpdateRun
-from core.relevance import Relevance, first_choice, first_floor
+from core.relevance import Relevance, choice_floor, first_choice
 from core.report_state import SectionDoc, make_section_keys
 from core.repository import (
     SectionDraft,
@@ -77,16 +77,15 @@ def research(
         raise EvergreenError(f"None of the {len(order)} pages found could be fetched.")
     relevance = Relevance(question)
     scores = relevance.page_scores({u: (p.title, p.content) for u, p in pages.items()})
-    chosen = first_choice(
-        {u: ranked[u][0] for u in pages}, scores, limit=cfg["results_per_query"] * 2
-    )
-    floor = first_floor(list(scores.values()))
+    limit = cfg["results_per_query"] * 2
+    chosen = first_choice({u: ranked[u][0] for u in pages}, scores, limit=limit)
     if not chosen:
         raise EvergreenError(
             f"None of the {len(pages)} pages found is about the question as of {day(as_of)}; "
             "try other wording, another source or a later date."
         )
     evidence = _pool(session, report, run, {u: pages[u] for u in chosen}, as_of)
+    floor = choice_floor(scores, len(pages), limit)  # section-level pages: the same bar
     outline = call_writer(
         meter,
         "outline",

@@ -4,8 +4,6 @@ page is not used — on a slice of the real PEP corpus where the question's word
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 
 import pytest
@@ -17,8 +15,8 @@ from core.relevance import RELEVANCE_MIN, Relevance, first_floor, floor_for, fus
 from core.repository import citations_of, get_report, get_version
 from core.research import create_report
 from core.sources.corpus import add_corpus
+from tests.conftest import peps_slice
 
-PEPS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "peps"
 QUESTION = (
     "How is removing the GIL from CPython progressing: free-threading, the per-interpreter "
     "GIL and subinterpreters?"
@@ -28,22 +26,10 @@ ON_TOPIC = {311, 554, 684, 703, 734, 779, 803}
 OFF_TOPIC = {8, 20, 249, 257, 333, 418, 475, 517, 566, 572, 621, 622, 634, 643, 3108, 3156, 3333}
 
 
-def pep_slice(tmp_path: Path, numbers: set[int]) -> Path:
-    corpus = PEPS / "peps_corpus.jsonl.gz"
-    if not corpus.exists():
-        pytest.skip("the shared PEP corpus is not beside this checkout")
-    out = tmp_path / "peps_slice.jsonl.gz"
-    with gzip.open(corpus, "rt", encoding="utf-8") as src, gzip.open(out, "wt") as dst:
-        for line in src:
-            if json.loads(line)["pep"] in numbers:
-                dst.write(line)
-    return out
-
-
 def test_a_question_whose_words_are_common_cites_the_pages_about_it(
     workspace: Path, tmp_path: Path
 ) -> None:
-    add_corpus("gil", pep_slice(tmp_path, ON_TOPIC | OFF_TOPIC))
+    add_corpus("gil", peps_slice(tmp_path, ON_TOPIC | OFF_TOPIC))
     # four pages a query: more candidates than the report uses, so it has to choose
     made = create_report(
         QUESTION,

@@ -25,6 +25,7 @@ from core.changes import ChangeResult, ClaimChange, classify_change, content_has
 from core.costs import CostMeter
 from core.dates import day, iso, utcnow
 from core.errors import EvergreenError
+from core.facets import facets_of
 from core.models import PoolEntry, Report, Snapshot, Source, UpdateRun
 from core.relevance import Relevance, floor_for, fuse
 from core.repository import get_or_create_source, pool_entry
@@ -354,11 +355,12 @@ def discover(
 ) -> list[Found]:
     """Search only the window (start, end] for pages new to the pool, and place them.
 
-    One search for the whole question; then one per section, but only for sections
-    where something may be new: those the question-level search already found window
-    activity for — at least HOT_MIN new pages placed there — and at most a third of the
-    sections, busiest first (plus any in ``hot_sections``). The probe is the cheap signal;
-    follow-up searches go only where it shows the most is happening.
+    One search for the whole question (the probe). When the question names its facets
+    (``core.facets``) and the probe shows window activity, one search per facet: each
+    part of the question is looked for on its own, as a first report does. Otherwise one
+    per section, but only for sections where something may be new: those the probe found
+    window activity for — at least HOT_MIN new pages placed there — and at most a third
+    of the sections, busiest first (plus any in ``hot_sections``).
     """
     start, end = window
     if start >= end:
@@ -387,16 +389,23 @@ def discover(
         for h in run_search(question, per_query * 4):
             if h.url not in known:
                 hits.setdefault(h.url, h)
-        placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
-        activity = Counter(key for key in placed.values() if key)
-        busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
-        limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
-        hot = set(hot_sections) | set(busiest[:limit])
-        for key, heading, _body in sections:
-            if key in hot and heading:
-                for h in run_search(f"{heading} {question}", per_query):
+        facets = facets_of(question)
+        if facets and hits:  # window activity: each part of the question on its own
+            for facet in facets:
+                for h in run_search(facet.query, per_query):
                     if h.url not in known:
                         hits.setdefault(h.url, h)
+        elif not facets:
+            placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
+            activity = Counter(key for key in placed.values() if key)
+            busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
+            limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
+            hot = set(hot_sections) | set(busiest[:limit])
+            for key, heading, _body in sections:
+                if key in hot and heading:
+                    for h in run_search(f"{heading} {question}", per_query):
+                        if h.url not in known:
+                            hits.setdefault(h.url, h)
     if not hits and not earlier:
         return []
     with meter.stage("fetch"):

@@ -74,13 +74,32 @@ class Relevance:
     def scores(self, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
-        vectors = _model().embed(list(texts), norm=True)
-        return [float(x) for x in np.asarray(vectors) @ self._query]
+        return [float(x) for x in _embed(texts) @ self._query]
 
     def page_scores(self, pages: Mapping[str, tuple[str, str]]) -> dict[str, float]:
         """url → score, for pages given as url → (title, content)."""
         urls = list(pages)
         return dict(zip(urls, self.scores([page_text(*pages[u]) for u in urls]), strict=True))
+
+    def facet_scores(
+        self, pages: Mapping[str, tuple[str, str]], queries: Sequence[str]
+    ) -> tuple[dict[str, float], dict[str, list[float]]]:
+        """(url → score against the question, url → scores against each facet query),
+        each page embedded once."""
+        urls = list(pages)
+        if not urls:
+            return {}, {}
+        vectors = _embed([page_text(*pages[u]) for u in urls])
+        whole = vectors @ self._query
+        per = vectors @ _embed(queries).T if queries else np.zeros((len(urls), 0))
+        return (
+            {u: float(whole[i]) for i, u in enumerate(urls)},
+            {u: [float(x) for x in per[i]] for i, u in enumerate(urls)},
+        )
+
+
+def _embed(texts: Sequence[str]) -> np.ndarray:
+    return np.asarray(_model().embed(list(texts), norm=True))
 
 
 def fuse(lexical: Sequence[str], semantic: Mapping[str, float], k: int = RRF_K) -> list[str]:
@@ -143,3 +162,56 @@ def floor_for(cited_scores: Sequence[float]) -> float:
     if not cited_scores:
         return RELEVANCE_MIN
     return max(RELEVANCE_MIN, float(np.quantile(np.asarray(cited_scores), FLOOR_QUANTILE)))
+
+
+def facet_choice(
+    facet_hits: Sequence[Sequence[str]],
+    facet_scores: Mapping[str, Sequence[float]],
+    whole: Mapping[str, float],
+    ranked: Sequence[str],
+    limit: int,
+) -> list[str]:
+    """The pages a first report uses when the question names facets: each facet's best
+    pages first (its own search results fused with the pages' scores against it, those
+    scoring at least TOP_SHARE of the facet's best page), a few per facet so that no
+    facet goes unanswered; then ``ranked`` (the whole question's choice) up to ``limit``.
+    ``facet_hits``: each facet query's results, best first; ``facet_scores``: url → its
+    score against each facet; ``whole``: url → its score against the question."""
+    n = len(facet_hits)
+    if not n:
+        return list(ranked)[:limit]
+    quota = max(1, min(3, limit // (2 * n)))
+    picks: list[list[str]] = []
+    for i, hits in enumerate(facet_hits):
+        mine = {u: facet_scores[u][i] for u in facet_scores}
+        top = max(mine.values(), default=0.0)
+        floor = max(RELEVANCE_MIN, TOP_SHARE * top)
+        lexical = [u for u in hits if u in mine] + [u for u in mine if u not in set(hits)]
+        picks.append(
+            [
+                u
+                for u in fuse(lexical, mine)
+                if mine[u] >= floor and whole.get(u, 0.0) >= RELEVANCE_MIN
+            ][:quota]
+        )
+    out: list[str] = []
+    for rank in range(quota):  # round robin: every facet's best page before any second
+        for mine in picks:
+            if rank < len(mine) and mine[rank] not in out:
+                out.append(mine[rank])
+    out.extend(u for u in ranked if u not in out)
+    return out[:limit]
+
+
+def assign(urls: Sequence[str], facet_scores: Mapping[str, Sequence[float]]) -> dict[str, int]:
+    """url → the facet (index) each page is most about. Raw scores are not comparable
+    across facets (a broad facet, "metadata", scores every packaging page high), so each
+    facet's scores are standardised over the pages first."""
+    rows = [u for u in facet_scores if facet_scores[u]]
+    if not rows:
+        return {}
+    matrix = np.asarray([facet_scores[u] for u in rows], dtype=float)
+    spread = matrix.std(axis=0)
+    z = (matrix - matrix.mean(axis=0)) / np.where(spread > 1e-9, spread, 1.0)
+    best = {u: int(np.argmax(z[i])) for i, u in enumerate(rows)}
+    return {u: best[u] for u in urls if u in best}

@@ -3,6 +3,7 @@ outline → write → version 1. Also used for rebuilds at a later date."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -12,8 +13,11 @@ from core.costs import CostMeter
 from core.dates import day, utcnow
 from core.errors import EvergreenError
 from core.evidence import fetch_many, store_snapshot
+from core.facets import facets_of
 from core.models import Report, UpdateRun
-from core.relevance import Relevance, choice_floor, first_choice
+from core.overview import DERIVED_HEADINGS, derived_sections
+from core.prune import Budget, budget_of, fit_words, keep_fact_lines, merge_repeats, superseded_by
+from core.relevance import Relevance, assign, choice_floor, facet_choice, first_choice
 from core.report_state import SectionDoc, make_section_keys
 from core.repository import (
     SectionDraft,
@@ -55,14 +59,21 @@ def research(
         meter.add("search", search.name, searches=1)
         return search.search(query, max_results=k, end_date=as_of)
 
-    queries = call_writer(
-        meter, "plan", writer.name, lambda: writer.plan_queries(question, cfg["queries"])
-    )
+    facets = facets_of(question)
+    if facets:  # each part of the question is searched for on its own
+        queries = [question, *(f.query for f in facets)]
+    else:
+        queries = call_writer(
+            meter, "plan", writer.name, lambda: writer.plan_queries(question, cfg["queries"])
+        )
     ranked: dict[str, tuple[int, SearchResult]] = {}
+    per_query: list[list[str]] = []
     checkpoint(session, run, f"searching ({len(queries)} queries)", meter)
     with meter.stage("search"):
         for query in queries:
-            for pos, hit in enumerate(run_search(query, cfg["results_per_query"])):
+            hits = run_search(query, cfg["results_per_query"])
+            per_query.append([h.url for h in hits])
+            for pos, hit in enumerate(hits):
                 if hit.url not in ranked or pos < ranked[hit.url][0]:
                     ranked[hit.url] = (pos, hit)
     if not ranked:
@@ -76,9 +87,13 @@ def research(
     if not pages:
         raise EvergreenError(f"None of the {len(order)} pages found could be fetched.")
     relevance = Relevance(question)
-    scores = relevance.page_scores({u: (p.title, p.content) for u, p in pages.items()})
+    scores, per_facet = relevance.facet_scores(
+        {u: (p.title, p.content) for u, p in pages.items()}, [f.query for f in facets]
+    )
     limit = cfg["results_per_query"] * 2
     chosen = first_choice({u: ranked[u][0] for u in pages}, scores, limit=limit)
+    if facets:
+        chosen = facet_choice(per_query[1:], per_facet, scores, chosen, limit)
     if not chosen:
         raise EvergreenError(
             f"None of the {len(pages)} pages found is about the question as of {day(as_of)}; "
@@ -86,16 +101,31 @@ def research(
         )
     evidence = _pool(session, report, run, {u: pages[u] for u in chosen}, as_of)
     floor = choice_floor(scores, len(pages), limit)  # section-level pages: the same bar
+    facing = assign(chosen, per_facet)
     outline = call_writer(
         meter,
         "outline",
         writer.name,
-        lambda: writer.propose_outline(question, list(evidence.values()), cfg["max_sections"]),
+        lambda: writer.propose_outline(
+            question,
+            list(evidence.values()),
+            cfg["max_sections"],
+            [
+                replace(f, markers=tuple(evidence[u].marker for u in chosen if facing.get(u) == i))
+                for i, f in enumerate(facets)
+            ],
+        ),
     )
-    # Section-level retrieval, as a good from-scratch pipeline does (STORM-style).
+    searched = {f.name.casefold() for f in facets}
+    # Section-level retrieval, as a good from-scratch pipeline does (STORM-style); a
+    # section that is one of the question's facets was searched for already.
     per_section: list[list[Evidence]] = []
     with meter.stage("search"):
         for item in outline:
+            by_marker = {e.marker: e for e in evidence.values()}
+            if item.heading.casefold() in searched:
+                per_section.append([by_marker[m] for m in item.markers])
+                continue
             extra = [
                 h.url
                 for h in run_search(f"{item.heading} {question}", cfg["section_results"])
@@ -114,7 +144,10 @@ def research(
             evidence.update(found)
             by_marker = {e.marker: e for e in evidence.values()}
             per_section.append([by_marker[m] for m in item.markers] + list(found.values()))
-    keys = make_section_keys([item.heading for item in outline])
+    # the overview and key-facts sections own their keys: a writer's "Overview" is another
+    keys = make_section_keys([*DERIVED_HEADINGS, *(item.heading for item in outline)])[
+        len(DERIVED_HEADINGS) :
+    ]
     drafts = [SectionDraft(preamble(question, writer), "new")]
     flags: list[str] = []
     for n, (key, item, bundle) in enumerate(zip(keys, outline, per_section, strict=True)):
@@ -143,6 +176,12 @@ def research(
         raise EvergreenError(
             "No section could be written: " + ("; ".join(flags) or "the sources gave no text")
         )
+    pages = {e.marker: (e.title, e.content) for e in evidence.values()}
+    drafts = _tidy(drafts, pages, relevance, budget_of(cfg))
+    top = derived_sections(
+        [d.doc for d in drafts], pages, lambda heading: Relevance(f"{heading}: {question}").scores
+    )
+    drafts[1:1] = [SectionDraft(doc, "new") for doc in top]
     run.summary = {**run.summary, "flags": flags}
     markers = pool_snapshots(session, report.id, as_of)
     version = commit_version(
@@ -170,6 +209,33 @@ def research(
         "run_id": run.id,
         "claims": counts,
     }
+
+
+def _tidy(
+    drafts: list[SectionDraft],
+    pages: dict[int, tuple[str, str]],
+    relevance: Relevance,
+    budget: Budget,
+) -> list[SectionDraft]:
+    """A first report held to the rules its updates keep: a superseded design only by
+    its status line, each fact stated once, each section within its words."""
+    superseded = {m for m, (_t, content) in pages.items() if superseded_by(content)}
+    scores = {
+        int(k): v for k, v in relevance.page_scores({str(m): p for m, p in pages.items()}).items()
+    }
+    bodies = {
+        d.doc.key: keep_fact_lines(d.doc.body, superseded) for d in drafts if d.doc.level >= 1
+    }
+    bodies, _merged = merge_repeats(bodies)
+    out = []
+    for d in drafts:
+        if d.doc.key not in bodies:
+            out.append(d)
+            continue
+        body, _cut = fit_words(bodies[d.doc.key], scores, budget.words)
+        if body.strip():
+            out.append(replace(d, doc=replace(d.doc, body=body)))
+    return out
 
 
 def _fetch(

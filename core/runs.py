@@ -33,6 +33,10 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "results_per_query": 8,
     "section_results": 4,
     "discover_results": 5,
+    # the report's budget: an update drops the least relevant sources beyond it, and the
+    # least relevant sentences of a section beyond its words (0: no limit)
+    "max_sources": 25,
+    "max_section_words": 450,
     "writer": None,  # None: the configured default (EVERGREEN_LLM)
 }
 

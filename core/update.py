@@ -20,7 +20,19 @@ from core.draft_check import DraftCheck, check_draft
 from core.errors import EvergreenError
 from core.evidence import Checked, Found, discover, pool_summary, refresh
 from core.models import Report, SectionProposal, UpdateRun
-from core.report_state import make_section_keys
+from core.overview import DERIVED_KEYS
+from core.prune import (
+    Budget,
+    SourcePlan,
+    budget_of,
+    drop_markers,
+    fit_words,
+    keep_fact_lines,
+    merge_repeats,
+    plan_sources,
+    words,
+)
+from core.report_state import SectionDoc, make_section_keys
 from core.repository import citations_of, get_report, get_version, sections_of
 from core.review import proposals_of
 from core.runs import (
@@ -106,13 +118,32 @@ def propose(
             f"All {len(checked)} sources of report {report.id} are gone as of {day(run.as_of)} "
             "and no new evidence was found; nothing to update from."
         )
+    own = [s for s in sections if s.key not in DERIVED_KEYS]
+    plan = plan_sources(
+        report.query,
+        {
+            c.marker: (c.current.title or "", c.current.content)
+            for c in checked
+            if c.kind != "gone" and c.current is not None and c.current.content
+        },
+        {
+            c.marker: (c.previous.title or "", c.previous.content)
+            for c in checked
+            if c.kind in TEXT_CHANGES and c.previous is not None and c.previous.content
+        },
+        {f.evidence.marker: (f.evidence.title, f.evidence.content) for f in found},
+        budget_of(cfg),
+        [words(s.body) for s in own],
+    )
+    if plan.scores:  # the pages that would not make the report's cut go to no writer
+        found = [f for f in found if f.evidence.marker in plan.admitted]
     assigned: dict[str | None, list[Found]] = {}
     for f in found:
         assigned.setdefault(f.section_key, []).append(f)
-    writable = [s for s in sections if s.level >= 1]
+    writable = [s for s in own if s.level >= 1]
     orphans = assigned.pop(None, [])
     if len(orphans) == 1 and writable:  # one stray page: the closest section takes it
-        target = _orphan_target(orphans[0], sections)
+        target = _orphan_target(orphans[0], own)
         if target is not None:
             assigned.setdefault(target, []).append(orphans[0])
         orphans = []
@@ -123,6 +154,8 @@ def propose(
         if section.key in done:
             proposals.append(done[section.key])
             continue
+        if section.key in DERIVED_KEYS:
+            continue  # rebuilt from the other sections below
         progress(f"writing section {k + 1}/{len(sections)}")
         proposal = _propose_section(
             report,
@@ -134,6 +167,8 @@ def propose(
             assigned.get(section.key, []),
             k,
             claims_of(session, section, cited),
+            plan,
+            budget_of(cfg),
         )
         session.add(proposal)
         proposals.append(proposal)
@@ -154,6 +189,25 @@ def propose(
         for proposal in new_sections:
             session.add(proposal)
             proposals.append(proposal)
+    if plan.scores:  # something changed: state each fact once
+        _merge_repeats([p for p in proposals if p.key not in done])
+    progress("updating the overview")
+    for proposal in _propose_derived(
+        report.query,
+        run,
+        [s for s in sections if s.key in DERIVED_KEYS and s.key not in done],
+        proposals,
+        by_marker,
+        found,
+        {
+            s.key: _check_claims(claims_of(session, s, cited), by_marker)
+            for s in sections
+            if s.key in DERIVED_KEYS
+        },
+        {s.key: k for k, s in enumerate(sections)},
+    ):
+        session.add(proposal)
+        proposals.append(proposal)
     actions = dict.fromkeys(("keep", "revise", "extend", "add", "remove"), 0)
     for p in proposals:
         actions[p.action] += 1
@@ -167,6 +221,125 @@ def propose(
     }
     session.add(run)
     return {"actions": actions, "evidence": run.summary["evidence"]}
+
+
+def _merge_repeats(proposals: list[SectionProposal]) -> None:
+    """One fact, one sentence: a sentence that repeats an earlier one (in any section) is
+    removed and its citation joins the earlier one's."""
+    live = [p for p in proposals if p.action != "remove" and p.new_text and p.level >= 1]
+    merged, n = merge_repeats({p.key: p.new_text or "" for p in live})
+    if not n:
+        return
+    for p in live:
+        text = merged[p.key]
+        if text == p.new_text:
+            continue
+        note = (
+            "A sentence repeated a fact stated elsewhere; it was removed and its citation "
+            "joined the first."
+        )
+        p.new_text = text
+        p.rationale = f"{p.rationale} {note}".strip()
+        if not text.strip():
+            p.action = "remove"
+        elif p.action == "keep":
+            p.action = "revise"
+        p.decision = "pending"
+
+
+def _propose_derived(
+    question: str,
+    run: UpdateRun,
+    existing: list[Any],
+    proposals: list[SectionProposal],
+    by_marker: dict[int, Checked],
+    found: list[Found],
+    checks: dict[str, list[dict[str, Any]]],
+    order: dict[str, int],
+) -> list[SectionProposal]:
+    """The overview and key-facts sections rebuilt from the proposed sections and the
+    newest snapshots: kept when they come out the same, revised, added or removed."""
+    from core.overview import derived_sections
+    from core.relevance import Relevance
+
+    quiet = all(p.action == "keep" for p in proposals) and not found
+    have = {s.key: s for s in existing}
+    if quiet:  # nothing moved: nothing to rebuild (nor to add, on an imported report)
+        return [
+            _derived_proposal(run, s.key, s.heading, order[s.key], s.body, s.body, checks)
+            for s in existing
+        ]
+    docs = [
+        SectionDoc(p.key, p.heading, p.level, p.new_text or "")
+        for p in sorted(proposals, key=lambda p: p.order)
+        if p.action != "remove" and p.key not in DERIVED_KEYS
+    ]
+    pages = {
+        m: (c.current.title or "", c.current.content)
+        for m, c in by_marker.items()
+        if c.kind != "gone" and c.current is not None and c.current.content
+    }
+    pages.update({f.evidence.marker: (f.evidence.title, f.evidence.content) for f in found})
+    built = {
+        d.key: d
+        for d in derived_sections(docs, pages, lambda h: Relevance(f"{h}: {question}").scores)
+    }
+    out = []
+    for key in DERIVED_KEYS:
+        old, new = have.get(key), built.get(key)
+        if old is None and new is None:
+            continue
+        heading = (new or old).heading
+        out.append(
+            _derived_proposal(
+                run,
+                key,
+                heading,
+                order.get(key, 0),
+                old.body if old else None,
+                new.body if new else None,
+                checks,
+            )
+        )
+    return out
+
+
+def _derived_proposal(
+    run: UpdateRun,
+    key: str,
+    heading: str,
+    order: int,
+    old: str | None,
+    new: str | None,
+    checks: dict[str, list[dict[str, Any]]],
+) -> SectionProposal:
+    if old is None:
+        action, why = (
+            "add",
+            "New: built from the report's sections and its sources' declared facts.",
+        )
+    elif new is None:
+        action, why = "remove", "No cited source declares a status any more."
+    elif new == old:
+        action, why = (
+            "keep",
+            "Unchanged: the sections and declared facts it is built from did not change.",
+        )
+    else:
+        action, why = "revise", "Rebuilt from the revised sections and the newest declared facts."
+    return SectionProposal(
+        run_id=run.id,
+        key=key,
+        heading=heading,
+        level=2,
+        order=order,
+        action=action,
+        old_text=old,
+        new_text=new if new is not None else "",
+        decision="approved" if action == "keep" else "pending",
+        rationale=why,
+        claims=checks.get(key, []),
+    )
 
 
 def _orphan_target(orphan: Found, sections: list[Any]) -> str | None:
@@ -344,11 +517,24 @@ def _propose_section(
     new: list[Found],
     order: int,
     plans: list[ClaimPlan],
+    plan: SourcePlan,
+    budget: Budget,
 ) -> SectionProposal:
     markers = [m for m in _markers(section.body) if m in by_marker]
     mine = [by_marker[m] for m in markers]
     checks = _check_claims(plans, by_marker)
     updates = _claim_updates(checks, by_marker)
+    # what the update takes out before any writer sees the section
+    trimmed = keep_fact_lines(
+        drop_markers(section.body, [m for m in markers if m in plan.cuts]),
+        [m for m in markers if m in plan.superseded],
+    )
+    titles = {m: _title_of(by_marker[m]) for m in markers}
+    pruning = plan.reasons([m for m in markers if m in plan.cuts or m in plan.superseded], titles)
+    if trimmed != section.body:
+        left = {sentence_key(s) for _p, s, _m in cited_sentences(trimmed)}
+        updates = [u for u in updates if sentence_key(u.sentence) in left]
+        mine = [c for c in mine if c.marker in _markers(trimmed)]
     changes = [
         EvidenceChange(
             c.marker,
@@ -391,7 +577,17 @@ def _propose_section(
         _found_row(f) for f in new
     ]
     decision = "pending" if unverifiable else "approved"
-    news = _unstated_news(section.body, changes)
+    news = _unstated_news(trimmed, changes)
+    if not updates and not new and not news and trimmed != section.body:
+        body, shortened = fit_words(trimmed, plan.scores, budget.words)
+        pruning += _shortened(shortened, titles, budget)
+        return SectionProposal(
+            **base,
+            action="revise" if body.strip() else "remove",
+            new_text=body,
+            evidence=evidence,
+            rationale=" ".join(pruning),
+        )
     if not updates and not new and not news:
         changed = [c for c in mine if c.kind not in ("unchanged", "error")]
         why = (
@@ -424,7 +620,7 @@ def _propose_section(
             lambda: writer.revise_section(
                 report.query,
                 section.heading,
-                section.body,
+                trimmed,
                 changes,
                 [f.evidence for f in new] + rewritten,
                 updates,
@@ -451,7 +647,8 @@ def _propose_section(
     flags += draft.notes
     quotes = list(draft.quotes)
     checked = check_draft(draft.body, section.body, _contents(by_marker, new), quotes)
-    draft.body = checked.body
+    draft.body, shortened = fit_words(checked.body, plan.scores, budget.words)
+    pruning += _shortened(shortened, titles, budget)
     flags += _draft_flags(checked)
     left = _still_stale(draft.body, updates)
     if left and not any(n.startswith("needs attention") for n in draft.notes):
@@ -459,7 +656,7 @@ def _propose_section(
             f"needs attention: {len(left)} sentence(s) still say what their source no longer "
             "says; edit them before approving"
         )
-    explanation = " ".join([_explain(updates), *news, *_corrections(checked)]).strip()
+    explanation = " ".join([_explain(updates), *news, *_corrections(checked), *pruning]).strip()
     if not draft.body.strip():
         return SectionProposal(
             **base,
@@ -499,6 +696,21 @@ def _propose_section(
         quotes=quotes,
         rationale=why.strip(),
     )
+
+
+def _title_of(c: Checked) -> str:
+    snap = c.current or c.previous
+    return (snap.title if snap else "") or c.source.title or c.source.url
+
+
+def _shortened(markers: list[int], titles: dict[int, str], budget: Budget) -> list[str]:
+    if not markers:
+        return []
+    names = ", ".join(f"{titles.get(m) or 'source'} [{m}]" for m in markers)
+    return [
+        f"Shortened to the section's budget of {budget.words} words: dropped sentences of "
+        f"its least relevant sources ({names})."
+    ]
 
 
 def _propose_added(

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from core.changes import ClaimChange
 from core.errors import EvergreenError
+from core.facets import Facet
 from core.keyfacts import fact_kind
 
 
@@ -102,8 +103,15 @@ class Writer(Protocol):
     def plan_queries(self, question: str, max_queries: int = 4) -> list[str]: ...
 
     def propose_outline(
-        self, question: str, evidence: Sequence[Evidence], max_sections: int = 6
-    ) -> list[OutlineItem]: ...
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        max_sections: int = 6,
+        facets: Sequence[Facet] = (),
+    ) -> list[OutlineItem]:
+        """Sections for the question. ``facets``: the parts the question names, each with
+        the sources the relevance model assigns it; a writer makes them the sections."""
+        ...
 
     def write_section(self, question: str, heading: str, evidence: Sequence[Evidence]) -> Draft: ...
 

@@ -48,6 +48,7 @@ from core import costs
 from core.anchors import sentence_key
 from core.claims import cited_sentences
 from core.errors import EvergreenError
+from core.facets import Facet
 from core.keyfacts import read_key_facts, typed
 from core.report_state import cited_markers, escape_heading_lines
 from core.text import clean_inline
@@ -337,7 +338,11 @@ class LlmWriter:
         )
 
     def propose_outline(
-        self, question: str, evidence: Sequence[Evidence], max_sections: int = 6
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        max_sections: int = 6,
+        facets: Sequence[Facet] = (),
     ) -> list[OutlineItem]:
         docs = sorted(evidence, key=lambda e: (e.rank, e.marker))
         if not docs:
@@ -372,6 +377,12 @@ class LlmWriter:
             max_sections=max_sections,
             sources="\n\n".join(quote_source(e, excerpt) for e in docs),
             source_ids=", ".join(str(e.marker) for e in docs),
+            facets="\n".join(
+                f"- {f.name}: sources {', '.join(str(m) for m in f.markers if m in known)}"
+                for f in facets
+                if any(m in known for m in f.markers)
+            )
+            or "(the question names no parts; find its themes in the sources)",
         )
 
     def write_section(self, question: str, heading: str, evidence: Sequence[Evidence]) -> Draft:

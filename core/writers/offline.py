@@ -18,6 +18,7 @@ from rapidfuzz import fuzz
 
 from core.anchors import sentence_key, stated_fields
 from core.changes import header_fields
+from core.facets import Facet
 from core.report_state import escape_heading_lines
 from core.text import (
     clean_inline,
@@ -68,11 +69,21 @@ class OfflineWriter:
         return queries[:max_queries]
 
     def propose_outline(
-        self, question: str, evidence: Sequence[Evidence], max_sections: int = 6
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        max_sections: int = 6,
+        facets: Sequence[Facet] = (),
     ) -> list[OutlineItem]:
         docs = list(evidence)
         if not docs:
             return []
+        known = {e.marker for e in docs}
+        by_facet = [
+            OutlineItem(f.name, 2, tuple(m for m in f.markers if m in known)) for f in facets
+        ]
+        if sum(1 for item in by_facet if item.markers) >= 2:  # the question's own parts
+            return [item for item in by_facet if item.markers][:max_sections]
         bags = [terms(f"{e.title} " * 3 + e.content[:4000]) for e in docs]
         idf = idf_table(bags)
         vecs = [tfidf(b, idf) for b in bags]
@@ -188,6 +199,9 @@ class OfflineWriter:
                 for ev, pos, s in candidates
             ),
         )
+        # a section drawing on many sources quotes fewer sentences of each, so it can
+        # cite more of them (at least two each)
+        per_source = max(2, min(self.per_source, limit // max(1, len(evidence))))
         picked: dict[int, list[tuple[int, str]]] = {}
         order: list[int] = []
         chosen_texts: list[str] = []
@@ -195,7 +209,7 @@ class OfflineWriter:
         for neg, _rank, pos, marker, s in scored:
             if len(chosen_texts) >= limit or neg > -0.02:
                 break
-            if len(picked.get(marker, [])) >= self.per_source:
+            if len(picked.get(marker, [])) >= per_source:
                 continue
             if any(fuzz.token_set_ratio(s, t) > 85 for t in chosen_texts):
                 continue

@@ -194,6 +194,14 @@ class FakeOpenAI:
             q = _field(user, "Research question")
             return {"queries": [q, f"{q} latest", f"{q} costs"][:3]}
         if schema == "OutlinePlan":
+            parts = re.findall(r"^- (.+): sources ([\d, ]+)$", user, re.M)
+            if parts:  # as the prompt asks: the question's parts are the sections
+                return {
+                    "sections": [
+                        {"heading": name, "source_ids": [int(i) for i in ids.split(",")]}
+                        for name, ids in parts
+                    ]
+                }
             sections = []
             for k in range(0, len(sources), 2):
                 group = sources[k : k + 2]

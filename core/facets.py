@@ -1,0 +1,142 @@
+"""The facets of a research question: the parts an analyst would answer one by one.
+
+"What are the current Python packaging standards (metadata, build backends, wheels, lock
+files, package indexes) and how have they changed?" asks about five things; a report that
+answers it has a section for each, and each is searched for on its own (a single search
+for the whole question finds the pages that share most of its words, not the pages about
+each part). A question names its facets as a list: after a colon, or in parentheses,
+items separated by commas or semicolons. Without such a list — "How is static typing in
+Python evolving?" — the question has no named facets and the report's themes come from
+its sources instead.
+
+A facet keeps the question's *subject* (the question with the list taken out, its
+interrogative and auxiliary words dropped) for searching and scoring: "build backends"
+alone is ambiguous, "build backends current Python packaging standards" is not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: words that make a list item a clause rather than a named thing ("which features …")
+_CLAUSE_WORDS = frozenset("which what how when who whom why whether where".split())
+#: words dropped from the subject: they ask, they do not name anything
+_ASKING = frozenset(
+    """what which how why when where who whom whether is are was were do does did has have
+    had can could will would should may might been being be the a an and or of to in on for
+    from with by its it this that these those they them their there how's what's currently
+    current work works working evolving evolve evolved progressing changing changed
+    developing""".split()
+)
+MAX_FACETS = 8
+MAX_ITEM_WORDS = 12  # a longer list item is a clause, not a named facet
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One part of the question: ``name`` as a heading, ``query`` to search and score it.
+    ``markers``: the sources a report assigns to it (filled in by the engine)."""
+
+    name: str
+    query: str
+    markers: tuple[int, ...] = field(default=())
+
+
+def _top_level_split(text: str, seps: str = ",;") -> list[str]:
+    """``text`` split at the separators that are outside parentheses and backticks."""
+    parts: list[str] = []
+    depth, code, start = 0, False, 0
+    for i, ch in enumerate(text):
+        if ch == "`":
+            code = not code
+        elif code:
+            continue
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(0, depth - 1)
+        elif ch in seps and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _clean_item(item: str) -> str:
+    item = re.sub(r"^(?:and|or|as well as|plus)\s+", "", item.strip(), flags=re.I)
+    return item.strip(" .?!:;")
+
+
+def _is_list(items: list[str]) -> bool:
+    """Do these comma-separated pieces name things (not clauses of a sentence)?"""
+    if len(items) < 2:
+        return False
+    for item in items:
+        words = item.split()
+        if not words or len(words) > MAX_ITEM_WORDS:
+            return False
+        if words[0].casefold() in _CLAUSE_WORDS:
+            return False
+    return True
+
+
+def _parenthesised(question: str) -> tuple[str, str] | None:
+    """(inside, outside) for the first parenthesis group holding a list."""
+    for m in re.finditer(r"\(([^()]*(?:\([^()]*\)[^()]*)*)\)", question):
+        items = [_clean_item(i) for i in _top_level_split(m.group(1))]
+        if _is_list(items):
+            return m.group(1), question[: m.start()] + question[m.end() :]
+    return None
+
+
+def _after_colon(question: str) -> tuple[str, str] | None:
+    """(list, rest) when the text after the first colon is a list of named things."""
+    head, sep, tail = question.partition(":")
+    if not sep:
+        return None
+    items = [_clean_item(i) for i in _top_level_split(tail.rstrip(" ?.!"))]
+    if _is_list(items):
+        return tail.rstrip(" ?.!"), head
+    return None
+
+
+def subject_of(text: str) -> str:
+    """The words of ``text`` that name something (asking and auxiliary words dropped)."""
+    words = re.findall(r"[\w][\w/.'`-]*", text)
+    kept = [w.strip("`'.") for w in words if w.casefold().strip("`'.") not in _ASKING]
+    return " ".join(w for w in kept if w)
+
+
+def heading_of(item: str) -> str:
+    """A facet named the way a heading is: no parenthetical, no leading article, first
+    letter capitalised (an identifier or acronym keeps its case)."""
+    name = re.sub(r"\s*\([^)]*\)", "", item).strip()
+    name = re.sub(r"^(?:the|a|an)\s+", "", name, flags=re.I)
+    name = " ".join(name.split()).strip(" ,;:")
+    if not name:
+        return ""
+    first = name.split()[0]
+    if first[0].islower() and not any(c.isupper() for c in first[1:]) and "`" not in first:
+        name = name[0].upper() + name[1:]
+    return name
+
+
+def facets_of(question: str) -> list[Facet]:
+    """The facets the question names, in its order (none when it names no list)."""
+    text = " ".join(question.split())
+    found = _after_colon(text) or _parenthesised(text)
+    if found is None:
+        return []
+    listed, rest = found
+    subject = subject_of(rest)
+    out: list[Facet] = []
+    seen: set[str] = set()
+    for item in (_clean_item(i) for i in _top_level_split(listed)):
+        name = heading_of(item)
+        if not name or name.casefold() in seen:
+            continue
+        seen.add(name.casefold())
+        query = " ".join(part for part in (subject_of(item), subject) if part)
+        out.append(Facet(name, query))
+    return out[:MAX_FACETS]

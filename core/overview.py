@@ -1,0 +1,190 @@
+"""The top of a report: a short answer to the question and a table of key facts.
+
+Both are built by the engine from what the report already says and cites — no writer
+call, so they cost nothing and cannot say more than the sections and their sources:
+
+- **Overview**: one sentence counting the tracked items by their current status (from
+  the table), then, for each of the first sections, the cited sentence of that section
+  that best answers the question (quoted as the section has it, with its citation).
+- **Key facts**: one row per cited source that declares a status (or stage) near its
+  top — the item, its current value, and since when, if the page states that date —
+  each row cited. Updates rebuild it from the newest snapshots, so it is the first
+  thing an update revises when a declared status changes.
+
+A report's sections are stored under fixed keys (:data:`OVERVIEW_KEY`,
+:data:`KEY_FACTS_KEY`); the writer's own sections never use them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from core.claims import cited_sentences
+from core.keyfacts import KeyFact, read_key_facts
+from core.report_state import SectionDoc
+from core.text import clean_inline, strip_markers
+
+Scorer = Callable[[Sequence[str]], list[float]]
+OVERVIEW_KEY = "overview"
+KEY_FACTS_KEY = "key-facts"
+OVERVIEW_HEADING = "Overview"
+KEY_FACTS_HEADING = "Key facts"
+DERIVED_KEYS = (OVERVIEW_KEY, KEY_FACTS_KEY)
+DERIVED_HEADINGS = (OVERVIEW_HEADING, KEY_FACTS_HEADING)  # slugs: the keys above
+MAX_ROWS = 24
+ANSWER_SECTIONS = 4  # the overview quotes at most this many sections
+#: date fields that say since when a status holds (the decision, not the creation)
+_SINCE_KEY = re.compile(
+    r"resolution|status-date|decided|decision|accepted|approved|adopted|effective|final|since"
+)
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+@dataclass(frozen=True)
+class FactRow:
+    marker: int
+    item: str
+    status: str
+    since: str
+
+
+def _status(facts: Sequence[KeyFact]) -> KeyFact | None:
+    for kind in ("status", "stage"):
+        for f in facts:
+            if f.kind == kind and f.value:
+                return f
+    return None
+
+
+def _status_value(fact: KeyFact) -> str:
+    """The declared value as the page shows it: its bold part when the line has one
+    ("**Implemented (Swift 5.5)** ([Acceptance post](…))" → "Implemented (Swift 5.5)")."""
+    bold = _BOLD.search(fact.raw)
+    value = clean_inline(bold.group(1)) if bold else fact.value
+    return value.replace("|", "/").strip()
+
+
+_DATE = re.compile(
+    r"\b\d{1,2}[- ](?:[A-Z][a-z]{2,8})[- ]\d{4}\b|\b\d{4}-\d{2}-\d{2}\b"
+    r"|\b(?:[A-Z][a-z]{2,8}) \d{1,2}, \d{4}\b"
+)
+
+
+def _since(facts: Sequence[KeyFact]) -> str:
+    """The date the page gives for its decision ("Resolution: 24-Oct-2023"), if any."""
+    for f in facts:
+        if _SINCE_KEY.search(f.key) and (m := _DATE.search(f.value)):
+            return m.group(0)
+    return ""
+
+
+def _item(title: str, limit: int = 80) -> str:
+    text = clean_inline(title).replace("|", "/").strip(" .") or "Untitled"
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def fact_rows(order: Sequence[int], pages: Mapping[int, tuple[str, str]]) -> list[FactRow]:
+    """A row for each marker of ``order`` (as the report first cites them) whose page
+    (``pages``: marker → (title, content)) declares a status."""
+    rows: list[FactRow] = []
+    for marker in dict.fromkeys(order):
+        if marker not in pages:
+            continue
+        title, content = pages[marker]
+        facts = read_key_facts(content)
+        status = _status(facts)
+        if status is None:
+            continue
+        rows.append(FactRow(marker, _item(title), _status_value(status), _since(facts)))
+    return rows[:MAX_ROWS]
+
+
+def key_facts_body(rows: Sequence[FactRow]) -> str:
+    """The key facts as a Markdown table, each row cited."""
+    if not rows:
+        return ""
+    since = any(r.since for r in rows)
+    head = (
+        "| Item | Status | Since |\n| --- | --- | --- |"
+        if since
+        else ("| Item | Status |\n| --- | --- |")
+    )
+    lines = [head]
+    for r in rows:
+        cells = [r.item, f"{r.status} [{r.marker}]"] + ([r.since or "—"] if since else [])
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def status_count(rows: Sequence[FactRow]) -> str:
+    """ "Of the 9 items tracked below, 4 are Final, 3 Draft and 2 Withdrawn." ('' if none)"""
+    if not rows:
+        return ""
+    if len(rows) == 1:
+        return f"The one item tracked below is {rows[0].status}."
+    counts = Counter(r.status.split("(", 1)[0].strip() for r in rows).most_common()
+    (first, n), rest = counts[0], counts[1:]
+    parts = [f"{n} {'is' if n == 1 else 'are'} {first}"] + [f"{k} {v}" for v, k in rest]
+    listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return f"Of the {len(rows)} items tracked below, {listed}."
+
+
+def _candidates(section: SectionDoc) -> list[str]:
+    """The section's cited prose sentences (no table rows, list items or field lines)."""
+    out = []
+    for _pos, sentence, _markers in cited_sentences(section.body):
+        text = sentence.strip()
+        if text.startswith(("|", "- ", "* ", "+ ")) or " — " in text.split("[", 1)[0]:
+            continue
+        if len(strip_markers(text)) < 40:
+            continue
+        out.append(text)
+    return out
+
+
+def answer_sentences(
+    sections: Sequence[SectionDoc], scorer: Callable[[str], Scorer] | None = None
+) -> list[str]:
+    """For each of the first ANSWER_SECTIONS sections, its sentence that best answers the
+    question about that section (``scorer(heading)``: texts → relevance scores; without
+    it, the section's first sentence)."""
+    picks: list[str] = []
+    for section in [s for s in sections if s.level >= 1][:ANSWER_SECTIONS]:
+        options = [s for s in _candidates(section) if s not in picks]
+        if not options:
+            continue
+        if scorer is None:
+            picks.append(options[0])
+            continue
+        values = scorer(section.heading)([strip_markers(s) for s in options])
+        picks.append(options[max(range(len(options)), key=lambda i: (values[i], -i))])
+    return picks
+
+
+def overview_body(rows: Sequence[FactRow], sentences: Sequence[str]) -> str:
+    parts = [p for p in [status_count(rows), *sentences] if p]
+    return " ".join(parts)
+
+
+def derived_sections(
+    sections: Sequence[SectionDoc],
+    pages: Mapping[int, tuple[str, str]],
+    scorer: Callable[[str], Scorer] | None = None,
+) -> list[SectionDoc]:
+    """The overview and key-facts sections for a report whose own sections are
+    ``sections`` (derived ones among them are ignored) and whose cited pages are
+    ``pages`` (marker → (title, content), as of the version)."""
+    own = [s for s in sections if s.key not in DERIVED_KEYS]
+    order = [m for s in own for m in s.markers]
+    rows = fact_rows(order, pages)
+    out = []
+    body = overview_body(rows, answer_sentences(own, scorer))
+    if body:
+        out.append(SectionDoc(OVERVIEW_KEY, OVERVIEW_HEADING, 2, body))
+    table = key_facts_body(rows)
+    if table:
+        out.append(SectionDoc(KEY_FACTS_KEY, KEY_FACTS_HEADING, 2, table))
+    return out

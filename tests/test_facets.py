@@ -1,0 +1,74 @@
+"""The facets a question names: the parts a report answers one by one, each searched on
+its own; and the assignment of pages to them."""
+
+from __future__ import annotations
+
+from core.facets import facets_of, heading_of, subject_of
+from core.relevance import assign, facet_choice
+
+
+def test_a_parenthesised_list_names_the_facets_and_the_rest_is_the_subject() -> None:
+    facets = facets_of(
+        "What are the current Python packaging standards (metadata, build backends, wheels, "
+        "lock files, package indexes) and how have they changed?"
+    )
+    assert [f.name for f in facets] == [
+        "Metadata",
+        "Build backends",
+        "Wheels",
+        "Lock files",
+        "Package indexes",
+    ]
+    assert facets[1].query == "build backends Python packaging standards"
+
+
+def test_a_list_after_a_colon_keeps_items_joined_by_and_and_drops_parentheticals() -> None:
+    facets = facets_of(
+        "Which features have shipped: result builders, property wrappers, key paths and "
+        "dynamic member lookup, and the macro system (expression, attached and body macros)?"
+    )
+    assert [f.name for f in facets] == [
+        "Result builders",
+        "Property wrappers",
+        "Key paths and dynamic member lookup",
+        "Macro system",
+    ]
+    assert "attached" in facets[3].query  # the parenthetical still helps the search
+
+
+def test_a_question_that_names_no_list_has_no_facets() -> None:
+    assert facets_of("How are grid-scale battery storage projects developing?") == []
+    # clauses after a colon are not a list of named things
+    assert (
+        facets_of(
+            "How is static typing evolving: which features were proposed, accepted, or "
+            "finalised, and what is still open?"
+        )
+        == []
+    )
+
+
+def test_headings_keep_identifiers_and_acronyms() -> None:
+    assert heading_of("existential `any`") == "Existential `any`"
+    assert heading_of("the per-interpreter GIL") == "Per-interpreter GIL"
+    assert heading_of("iOS support") == "iOS support"
+    assert subject_of("How is Swift concurrency evolving") == "Swift concurrency"
+
+
+def test_pages_go_to_the_facet_they_stand_out_on_not_the_broadest_one() -> None:
+    # facet 0 ("metadata") scores every page high; the wheel page stands out on facet 1
+    scores = {
+        "meta": [0.62, 0.28],
+        "wheel": [0.45, 0.43],
+        "other1": [0.50, 0.30],
+        "other2": [0.55, 0.25],
+    }
+    assert assign(list(scores), scores)["wheel"] == 1
+    assert assign(list(scores), scores)["meta"] == 0
+
+
+def test_every_facet_gets_its_best_page_before_any_gets_a_second() -> None:
+    scores = {"a1": [0.9, 0.1], "a2": [0.85, 0.1], "a3": [0.8, 0.1], "b1": [0.1, 0.5]}
+    whole = {u: 0.5 for u in scores}
+    chosen = facet_choice([["a1", "a2", "a3"], ["b1"]], scores, whole, ["a1", "a2", "a3"], 3)
+    assert chosen[:2] == ["a1", "b1"] and len(chosen) == 3

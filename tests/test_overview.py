@@ -1,0 +1,145 @@
+"""The top of a report: an answer paragraph and a "Key facts" table built from what the
+sections cite — every row cited and anchored, rebuilt first when a status changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.claims import cited_sentences
+from core.dates import parse_as_of
+from core.db import session_scope
+from core.models import Claim, Section
+from core.overview import (
+    KEY_FACTS_KEY,
+    OVERVIEW_KEY,
+    FactRow,
+    derived_sections,
+    fact_rows,
+    key_facts_body,
+    status_count,
+)
+from core.report_state import SectionDoc
+from core.repository import get_report, get_version, load_doc
+from core.research import create_report
+from core.review import commit_run, get_run, proposals_of
+from core.sources.corpus import add_corpus
+from core.update import update_report
+from sqlmodel import select
+from tests.conftest import write_jsonl
+
+PEP_LIKE = (
+    "PEP: 9\nTitle: Widgets\nStatus: Accepted\nType: Standards Track\n"
+    "Resolution: `24-Oct-2023 <https://example.org/t/1>`__\n\nBody text here.\n"
+)
+SWIFT_LIKE = (
+    "# Structured widgets\n\n* Proposal: SE-0001\n"
+    "* Status: **Implemented (Swift 5.5)** ([Acceptance post](https://example.org/a))\n"
+    "* Review Manager: Someone\n\nBody text.\n"
+)
+
+
+def test_rows_read_the_declared_status_and_the_decision_date_of_any_layout() -> None:
+    rows = fact_rows(
+        [2, 1, 3],
+        {1: ("Widgets", PEP_LIKE), 2: ("Structured widgets", SWIFT_LIKE), 3: ("Plain", "Text.")},
+    )
+    assert rows == [
+        FactRow(2, "Structured widgets", "Implemented (Swift 5.5)", ""),
+        FactRow(1, "Widgets", "Accepted", "24-Oct-2023"),
+    ]
+    table = key_facts_body(rows)
+    assert table.splitlines()[0] == "| Item | Status | Since |"
+    assert "| Widgets | Accepted [1] | 24-Oct-2023 |" in table
+    assert "| Structured widgets | Implemented (Swift 5.5) [2] | — |" in table
+
+
+def test_a_link_is_not_a_date() -> None:
+    page = "Title: W\nStatus: Final\nType: X\nResolution: https://example.org/t/2023/5\n\nText."
+    assert fact_rows([1], {1: ("W", page)})[0].since == ""
+
+
+def test_the_status_count_reads_as_a_sentence() -> None:
+    rows = [FactRow(i, f"I{i}", s, "") for i, s in enumerate(["Final", "Final", "Draft"])]
+    assert status_count(rows) == "Of the 3 items tracked below, 2 are Final and 1 Draft."
+    assert status_count(rows[:1]) == "The one item tracked below is Final."
+    assert status_count([]) == ""
+
+
+def test_the_overview_quotes_each_section_and_no_table_or_status_line() -> None:
+    sections = [
+        SectionDoc("preamble", "", 0, "**Question:** q"),
+        SectionDoc(
+            "a",
+            "Widgets",
+            2,
+            "Widgets — Status: Accepted; Type: Standards Track [1]. "
+            "The widget format is accepted and ships in the next release of the tools [1].",
+        ),
+        SectionDoc("b", "Other", 2, "| X | Y [2] |\n\nShort [2]."),
+    ]
+    made = derived_sections(sections, {1: ("Widgets", PEP_LIKE)})
+    assert [d.key for d in made] == [OVERVIEW_KEY, KEY_FACTS_KEY]
+    overview = made[0].body
+    assert overview.startswith("The one item tracked below is Accepted.")
+    assert "ships in the next release of the tools [1]." in overview
+    assert "— Status" not in overview and "|" not in overview
+
+
+# -- through create and update -----------------------------------------------------------
+QUESTION = "Where do the widget standards stand: archive layout, signing?"
+
+
+def _page(slug: str, as_of: str, status: str, text: str) -> dict:
+    return {
+        "url": f"https://ex.org/{slug}",
+        "title": f"Widget {slug}",
+        "as_of": as_of,
+        "content": f"Title: Widget {slug}\nStatus: {status}\nType: Standards Track\n\n{text}",
+    }
+
+
+LAYOUT = (
+    "The widget archive layout puts package metadata in a top level folder of the archive. "
+    "Tools read the widget archive layout before they install the package contents. "
+)
+SIGNING = (
+    "Widget archive signing attaches a detached signature file to each widget archive. "
+    "Installers verify the widget archive signature against a published signing key. "
+)
+
+
+def test_a_report_opens_with_its_answer_and_key_facts_and_updates_revise_them_first(
+    workspace: Path, tmp_path: Path
+) -> None:
+    records = [
+        _page("layout", "2024-01-01", "Draft", LAYOUT),
+        _page("signing", "2024-01-01", "Draft", SIGNING),
+        _page("layout", "2024-06-01", "Final", LAYOUT),
+    ]
+    add_corpus("wk", write_jsonl(tmp_path / "wk.jsonl", records))
+    made = create_report(QUESTION, as_of=parse_as_of("2024-02-01"), source="corpus:wk")
+    with session_scope() as s:
+        version = get_version(s, get_report(s, made["report_id"]))
+        doc = load_doc(s, version)
+        assert [sec.key for sec in doc.sections[:3]] == ["preamble", OVERVIEW_KEY, KEY_FACTS_KEY]
+        assert [sec.heading for sec in doc.sections[3:]] == ["Archive layout", "Signing"]
+        table = doc.sections[2].body
+        assert "| Widget layout | Draft [" in table and "| Widget signing | Draft [" in table
+        rows = s.exec(
+            select(Claim)
+            .join(Section, Claim.section_id == Section.id)
+            .where(Section.version_id == version.id, Section.key == KEY_FACTS_KEY)
+        ).all()
+        assert len(rows) == 2 and all(c.state == "supported" for c in rows)
+    result = update_report(made["report_id"], as_of=parse_as_of("2024-07-01"))
+    with session_scope() as s:
+        props = proposals_of(s, result["run_id"])
+        first_change = next(p for p in props if p.action != "keep")
+        assert first_change.key in (OVERVIEW_KEY, KEY_FACTS_KEY)
+        facts = next(p for p in props if p.key == KEY_FACTS_KEY)
+        assert facts.action == "revise" and "| Widget layout | Final [" in (facts.new_text or "")
+        commit_run(s, get_run(s, result["run_id"]), approve_all=True)
+        doc = load_doc(s, get_version(s, get_report(s, made["report_id"])))
+    table = next(sec.body for sec in doc.sections if sec.key == KEY_FACTS_KEY)
+    assert "Final [" in table and "| Widget layout | Draft" not in table
+    assert all(markers for _p, _s, markers in cited_sentences(table))

@@ -1,0 +1,175 @@
+"""Updates that prune: sources over the budget or superseded go, repeated facts merge,
+sections keep to their words — each cut proposed with a plain reason and reviewed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.dates import parse_as_of
+from core.db import session_scope
+from core.models import Source
+from core.overview import DERIVED_KEYS
+from core.prune import (
+    choose_sources,
+    drop_markers,
+    fit_words,
+    keep_fact_lines,
+    merge_repeats,
+    superseded_by,
+)
+from core.repository import citations_of, get_report, get_version
+from core.research import create_report
+from core.review import commit_run, get_run, proposals_of
+from core.sources.corpus import add_corpus
+from core.update import update_report
+from tests.conftest import write_jsonl
+
+BODY = (
+    "Alpha — Status: Final; Type: Standard [1]. Alpha sets the format every tool reads [1]. "
+    "Beta and Alpha agree on the layout [1, 2].\n\n- Gamma item [2]\n- Delta item [3]\n\n"
+    "| Item | Status |\n| --- | --- |\n| A | Final [2] |\n\n```\nexample [2]\n```"
+)
+
+
+def test_dropping_a_source_removes_what_only_it_says_and_keeps_shared_sentences() -> None:
+    out = drop_markers(BODY, [2])
+    assert "Beta and Alpha agree on the layout [1]." in out
+    assert "Gamma item" not in out and "- Delta item [3]" in out
+    assert "| A | Final" not in out and "| Item |" not in out  # the table went whole
+    assert "example [2]" in out  # code is never edited
+
+
+def test_a_superseded_source_keeps_only_its_status_line() -> None:
+    out = keep_fact_lines(BODY, [1])
+    assert out.startswith("Alpha — Status: Final; Type: Standard [1].")
+    assert "every tool reads" not in out and "Beta and Alpha agree" in out
+
+
+def test_a_section_over_its_words_loses_its_least_relevant_source_first() -> None:
+    body = (
+        "Strong source sentence one is about the question itself here [1]. "
+        "Weak source sentence drifts off the question entirely today [2]. "
+        "Weak source second sentence drifts even further away now [2]."
+    )
+    out, cut = fit_words(body, {1: 0.8, 2: 0.3}, 12)
+    assert cut == [2] and "[2]" not in out and "Strong source" in out
+    assert fit_words(body, {1: 0.8, 2: 0.3}, 0) == (body, [])  # no budget: no cut
+
+
+def test_a_repeated_fact_is_stated_once_with_both_citations() -> None:
+    merged, n = merge_repeats(
+        {
+            "a": "The format stores its metadata in the archive root directory [1].",
+            "b": "The format stores its metadata in the archive's root directory [4]. "
+            "Something else entirely is said here, at length [5].",
+        }
+    )
+    assert n == 1
+    assert merged["a"] == "The format stores its metadata in the archive root directory [1, 4]."
+    assert merged["b"] == "Something else entirely is said here, at length [5]."
+
+
+def test_the_budget_keeps_the_most_relevant_and_favours_what_is_cited() -> None:
+    kept, cuts = choose_sources({1: 0.50, 2: 0.52, 3: 0.40}, incumbents=[1, 3], budget=2, floor=0)
+    assert kept == [1, 2] and set(cuts) == {3}  # 0.50 + bonus beats 0.52; 0.40 goes
+    assert "budget" in cuts[3]
+
+
+def test_a_page_is_superseded_only_when_retired_and_naming_its_replacement() -> None:
+    assert superseded_by("Status: Superseded\nSuperseded-By: 9\n\nText.") == "9"
+    assert superseded_by("Status: Withdrawn\nType: X\n\nText.") is None
+    assert superseded_by("Status: Final\nSuperseded-By: 9\n\nText.") is None
+
+
+# -- through an update -------------------------------------------------------------------
+QUESTION = "How is the Widget packaging format evolving: archive layout, signing?"
+
+
+def _page(slug: str, as_of: str, status: str, text: str, extra: str = "") -> dict:
+    header = f"Title: {slug}\nStatus: {status}\nType: Standards Track\n{extra}\n"
+    return {
+        "url": f"https://ex.org/{slug}",
+        "title": f"Widget {slug}",
+        "as_of": as_of,
+        "content": f"{header}\n{text}",
+    }
+
+
+LAYOUT = (
+    "The widget archive layout puts package metadata in a top level folder of the archive. "
+    "Tools read the widget archive layout before they install the package contents. "
+)
+SIGNING = (
+    "Widget archive signing attaches a detached signature file to each widget archive. "
+    "Installers verify the widget archive signature against a published signing key. "
+)
+LAYOUT2 = (
+    "The second widget archive layout replaces the first and moves metadata to a manifest. "
+    "Tools read the manifest of the widget archive layout before installing the package. "
+)
+
+
+def _records() -> list[dict]:
+    return [
+        _page("layout-1", "2024-01-01", "Draft", LAYOUT),
+        _page("signing", "2024-01-01", "Draft", SIGNING),
+        # later: the first layout is superseded by the second, which is accepted
+        _page(
+            "layout-1", "2024-06-01", "Superseded", LAYOUT, "Superseded-By: Widget layout-2"
+        ),
+        _page("layout-2", "2024-06-01", "Accepted", LAYOUT2),
+    ]
+
+
+def _cited_urls(report_id: int) -> set[str]:
+    with session_scope() as s:
+        version = get_version(s, get_report(s, report_id))
+        return {s.get(Source, snap.source_id).url for snap in citations_of(s, version.id).values()}
+
+
+def test_a_superseded_design_is_cut_to_its_status_line_and_its_successor_added(
+    workspace: Path, tmp_path: Path
+) -> None:
+    add_corpus("wd", write_jsonl(tmp_path / "wd.jsonl", _records()))
+    made = create_report(QUESTION, as_of=parse_as_of("2024-02-01"), source="corpus:wd")
+    assert "https://ex.org/layout-1" in _cited_urls(made["report_id"])
+    result = update_report(made["report_id"], as_of=parse_as_of("2024-07-01"))
+    with session_scope() as s:
+        props = {p.key: p for p in proposals_of(s, result["run_id"])}
+    changed = [
+        p
+        for p in props.values()
+        if "[1]" in (p.old_text or "") and p.action != "keep" and p.key not in DERIVED_KEYS
+    ]
+    assert changed, {k: p.action for k, p in props.items()}
+    text = changed[0].new_text or ""
+    assert "Status: Superseded" in text and "top level folder" not in text
+    assert "superseded by Widget layout-2" in changed[0].rationale
+    with session_scope() as s:
+        commit_run(s, get_run(s, result["run_id"]), approve_all=True)
+    assert "https://ex.org/layout-2" in _cited_urls(made["report_id"])
+
+
+def test_a_budget_forces_the_least_relevant_source_out(workspace: Path, tmp_path: Path) -> None:
+    records = [
+        _page("layout-1", "2024-01-01", "Draft", LAYOUT),
+        _page("signing", "2024-01-01", "Draft", SIGNING),
+        _page("layout-2", "2024-06-01", "Accepted", LAYOUT2),
+    ]
+    add_corpus("wb", write_jsonl(tmp_path / "wb.jsonl", records))
+    made = create_report(
+        QUESTION,
+        as_of=parse_as_of("2024-02-01"),
+        source="corpus:wb",
+        settings={"max_sources": 2},
+    )
+    assert len(_cited_urls(made["report_id"])) == 2
+    result = update_report(made["report_id"], as_of=parse_as_of("2024-07-01"))
+    with session_scope() as s:
+        props = proposals_of(s, result["run_id"])
+        removed = [p for p in props if "budget keeps" in p.rationale]
+        assert removed, [(p.key, p.action, p.rationale) for p in props]
+        assert all(p.decision == "pending" for p in removed)  # reviewed like any change
+        commit_run(s, get_run(s, result["run_id"]), approve_all=True)
+    cited = _cited_urls(made["report_id"])
+    assert len(cited) == 2 and "https://ex.org/layout-2" in cited

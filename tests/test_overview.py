@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sqlmodel import select
+
 from core.claims import cited_sentences
 from core.dates import parse_as_of
 from core.db import session_scope
@@ -24,7 +26,6 @@ from core.research import create_report
 from core.review import commit_run, get_run, proposals_of
 from core.sources.corpus import add_corpus
 from core.update import update_report
-from sqlmodel import select
 from tests.conftest import write_jsonl
 
 PEP_LIKE = (

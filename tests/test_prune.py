@@ -114,9 +114,7 @@ def _records() -> list[dict]:
         _page("layout-1", "2024-01-01", "Draft", LAYOUT),
         _page("signing", "2024-01-01", "Draft", SIGNING),
         # later: the first layout is superseded by the second, which is accepted
-        _page(
-            "layout-1", "2024-06-01", "Superseded", LAYOUT, "Superseded-By: Widget layout-2"
-        ),
+        _page("layout-1", "2024-06-01", "Superseded", LAYOUT, "Superseded-By: Widget layout-2"),
         _page("layout-2", "2024-06-01", "Accepted", LAYOUT2),
     ]
 

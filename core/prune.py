@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
-from core.keyfacts import read_key_facts
+from core.keyfacts import fact_changes, read_key_facts
 from core.text import markers_in, split_cited_sentences, strip_markers
 
 #: a source already cited keeps its place against a new page unless the new one scores
@@ -76,18 +76,26 @@ def choose_sources(
     incumbents: Iterable[int],
     budget: int,
     floor: float,
+    protected: Iterable[int] = (),
 ) -> tuple[list[int], dict[int, str]]:
     """(markers kept, most relevant first; marker → why it goes) for the sources of
     ``scores`` (marker → relevance). Below ``floor`` a source goes; over ``budget`` the
-    least relevant go, a source already cited counting INCUMBENT_BONUS more."""
-    held = set(incumbents)
+    least relevant go, a source already cited counting INCUMBENT_BONUS more. A
+    ``protected`` source (one whose declared status just changed: the news) is kept
+    first, whatever its score."""
+    held, news = set(incumbents), set(protected)
     cuts: dict[int, str] = {}
     ranked = sorted(
-        scores, key=lambda m: (-(scores[m] + (INCUMBENT_BONUS if m in held else 0.0)), m)
+        scores,
+        key=lambda m: (
+            m not in news,
+            -(scores[m] + (INCUMBENT_BONUS if m in held else 0.0)),
+            m,
+        ),
     )
     kept: list[int] = []
     for m in ranked:
-        if scores[m] < floor:
+        if scores[m] < floor and m not in news:
             cuts[m] = "no longer about the question (relevance below the report's bar)"
         elif budget > 0 and len(kept) >= budget:
             cuts[m] = f"less relevant than the {budget} sources the report's budget keeps"
@@ -365,8 +373,17 @@ def plan_sources(
         m for m in changed if scores[m] < RELEVANCE_MIN and before[str(m)] - scores[m] >= FELL_BY
     }
     candidates = {m: s for m, s in scores.items() if not (m in new and m in superseded)}
+    news = {
+        m
+        for m in changed
+        if fact_changes(read_key_facts(changed[m][1]), read_key_facts(cited[m][1]))
+    }
     _kept, cuts = choose_sources(
-        {m: s for m, s in candidates.items() if m not in fell}, cited, budget.sources, 0.0
+        {m: s for m, s in candidates.items() if m not in fell},
+        cited,
+        budget.sources,
+        0.0,
+        protected=news,
     )
     cuts.update({m: "rewritten about something else (no longer about the question)" for m in fell})
     new_below = {m for m in new if scores[m] < RELEVANCE_MIN}

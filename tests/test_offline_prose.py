@@ -29,3 +29,31 @@ def test_a_pronoun_led_sentence_with_nothing_before_it_is_left_out() -> None:
     ev = Evidence(2, "https://ex.org/other", "Another operator", OPENS_WITH_IT)
     body = OfflineWriter().write_section(QUESTION, "Grid battery storage operators", [ev]).body
     assert "It is the biggest" not in body
+
+
+def test_a_sentence_about_the_company_comes_with_the_sentence_naming_it() -> None:
+    page = (
+        "Harbourline Energy builds grid battery storage plants along the northern coast. "
+        "The company was founded in 2020 and runs four grid battery storage plants today. "
+    )
+    alone = "The company was founded in 2021 and runs two grid battery storage plants."
+    body = OfflineWriter().write_section(
+        QUESTION,
+        "Grid battery storage operators",
+        [Evidence(1, "u1", "Harbourline", page), Evidence(2, "u2", "Other", alone)],
+    ).body
+    assert body.index("Harbourline Energy builds") < body.index("The company was founded in 2020")
+    assert "founded in 2021" not in body  # nothing names the company it speaks of
+
+
+def test_brochure_copy_is_quoted_after_plain_statements() -> None:
+    page = (
+        "Our award-winning, world-class grid battery storage operators run innovative grid "
+        "battery storage! "
+        "Harbourline operates three grid battery storage plants with 300 MWh of capacity. "
+    )
+    writer = OfflineWriter(sentences_per_section=1)
+    body = writer.write_section(
+        QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)]
+    ).body
+    assert "300 MWh" in body and "award-winning" not in body

@@ -73,6 +73,12 @@ def test_the_budget_keeps_the_most_relevant_and_favours_what_is_cited() -> None:
     kept, cuts = choose_sources({1: 0.50, 2: 0.52, 3: 0.40}, incumbents=[1, 3], budget=2, floor=0)
     assert kept == [1, 2] and set(cuts) == {3}  # 0.50 + bonus beats 0.52; 0.40 goes
     assert "budget" in cuts[3]
+    # a source whose declared status just changed is the news: it stays, the budget takes
+    # the next least relevant one instead
+    kept, cuts = choose_sources(
+        {1: 0.50, 2: 0.52, 3: 0.40}, incumbents=[1, 3], budget=2, floor=0, protected=[3]
+    )
+    assert set(kept) == {3, 1} and set(cuts) == {2}
 
 
 def test_a_page_is_superseded_only_when_retired_and_naming_its_replacement() -> None:

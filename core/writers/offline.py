@@ -190,7 +190,8 @@ class OfflineWriter:
                     -(
                         cosine(tfidf(terms(s), idf), target)
                         + 0.3 * cosine(title_vecs[ev.marker], target)
-                    ),
+                    )
+                    * (MARKETING_PENALTY if _selling(s) else 1.0),
                     ev.rank,
                     pos,
                     ev.marker,
@@ -237,10 +238,41 @@ _DANGLING = frozenset(
 )
 
 
+#: nouns that, after "the" / "this" at a sentence's start, point back to something named
+#: before ("The company was founded …", "The method avoids …")
+_BACK_NOUNS = frozenset(
+    "company firm business operator developer project plant facility site method approach "
+    "technique scheme system index proposal programme program initiative plan tool product "
+    "feature change rule order report study group team organisation organization agency "
+    "commission council authority".split()
+)
+#: words of brochure copy: a sentence selling rather than stating scores lower
+_MARKETING = re.compile(
+    r"\b(?:world[- ]class|leading|best[- ]in[- ]class|cutting[- ]edge|state[- ]of[- ]the[- ]art|"
+    r"innovative|revolutionary|seamless(?:ly)?|unparalleled|unmatched|trusted|premier|"
+    r"game[- ]chang\w*|next[- ]generation|industry[- ]leading|exceptional|proud(?:ly)?|"
+    r"passionate|empower\w*|delight\w*|award[- ]winning)\b|!",
+    re.I,
+)
+MARKETING_PENALTY = 0.2  # a brochure sentence scores this share: quoted only when nothing else fits
+
+
 def _dangling(sentence: str) -> bool:
-    """Does the sentence open with a word that refers back to an earlier sentence?"""
-    first = re.match(r"[\W_]*([A-Za-z']+)", sentence)
-    return bool(first) and first.group(1).casefold() in _DANGLING
+    """Does the sentence open with a word that refers back to an earlier sentence — a
+    pronoun ("It is …"), or "the"/"this" and a noun that stands for something named
+    before ("The company was founded …")?"""
+    words = re.findall(r"[A-Za-z']+", sentence[:60])
+    if not words:
+        return False
+    first = words[0].casefold()
+    if first in _DANGLING:
+        return True
+    return first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS
+
+
+def _selling(sentence: str) -> bool:
+    """Brochure copy: at least two selling words, or an exclamation mark."""
+    return len(_MARKETING.findall(sentence)) >= 2 or "!" in sentence
 
 
 def fact_sentence(ev: Evidence) -> str | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
 
@@ -206,14 +206,28 @@ def words(body: str) -> int:
     return len(strip_markers(body).split())
 
 
-def fit_words(body: str, scores: Mapping[int, float], limit: int) -> tuple[str, list[int]]:
+def fit_words(
+    body: str,
+    scores: Mapping[int, float],
+    limit: int,
+    protected: Iterable[int] = (),
+    incumbents: Iterable[int] = (),
+) -> tuple[str, list[int]]:
     """``body`` cut to at most ``limit`` words by dropping the sentences of its least
     relevant sources (``scores``: marker → relevance), prose before fact lines; the
-    markers that lost sentences. Sentences of unscored markers are never cut."""
+    markers that lost sentences. Sentences of unscored or ``protected`` markers (the
+    news) are never cut; ``incumbents`` (already cited) count INCUMBENT_BONUS more."""
     if limit <= 0 or words(body) <= limit:
         return body, []
     cut: list[int] = []
-    for marker in sorted({m for m in markers_in(body) if m in scores}, key=lambda m: scores[m]):
+    keep = set(protected)
+    victims = {m for m in markers_in(body) if m in scores and m not in keep}
+    held = set(incumbents)
+
+    def worth(m: int) -> float:
+        return scores[m] + (INCUMBENT_BONUS if m in held else 0.0)
+
+    for marker in sorted(victims, key=lambda m: (worth(m), m)):
         for facts_too in (False, True):
             while words(body) > limit:
                 victim = _last_unit_of(body, marker, facts_too)
@@ -321,7 +335,8 @@ class SourcePlan:
     cuts: dict[int, str]
     superseded: dict[int, str]
     admitted: set[int]
-    scores: dict[int, float]
+    scores: dict[int, float]  # relevance used to rank what stays
+    news: set[int] = field(default_factory=set)  # declared status just changed: never cut
 
     def reasons(self, markers: Iterable[int], titles: Mapping[int, str]) -> list[str]:
         """One plain line per source of ``markers`` that this plan cuts or trims."""
@@ -365,14 +380,18 @@ def plan_sources(
     if not changed and not new and not over and not too_long:
         return SourcePlan({}, {}, set(), {})
     pages = {**cited, **new}
-    scored = Relevance(question).page_scores({str(m): pages[m] for m in pages})
-    scores = {m: scored[str(m)] for m in pages}
+    relevance = Relevance(question)
+    keyed = {str(m): pages[m] for m in pages}
+    semantic = relevance.page_scores(keyed)
+    hybrid = relevance.hybrid_scores(keyed, semantic)
+    scores = {m: semantic[str(m)] for m in pages}  # the bar: the semantic scale
+    ranks = {m: hybrid[str(m)] for m in pages}  # what to keep: words and meaning
     superseded = {m: by for m in [*changed, *new] if (by := superseded_by(pages[m][1])) is not None}
     before = Relevance(question).page_scores({str(m): changed[m] for m in changed})
     fell = {
         m for m in changed if scores[m] < RELEVANCE_MIN and before[str(m)] - scores[m] >= FELL_BY
     }
-    candidates = {m: s for m, s in scores.items() if not (m in new and m in superseded)}
+    candidates = {m: s for m, s in ranks.items() if not (m in new and m in superseded)}
     news = {
         m
         for m in changed
@@ -393,5 +412,6 @@ def plan_sources(
         {m: why for m, why in cuts.items() if m in cited},
         {m: by for m, by in superseded.items() if m in cited and m not in cuts},
         admitted,
-        scores,
+        ranks,
+        news,
     )

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import EvergreenError
-from core.text import clean_inline
+from core.text import clean_inline, cosine, idf_table, terms, tfidf
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,23 @@ class Relevance:
         """url → score, for pages given as url → (title, content)."""
         urls = list(pages)
         return dict(zip(urls, self.scores([page_text(*pages[u]) for u in urls]), strict=True))
+
+    def hybrid_scores(
+        self,
+        pages: Mapping[str, tuple[str, str]],
+        semantic: Mapping[str, float] | None = None,
+    ) -> dict[str, float]:
+        """url → the mean of the semantic score and a lexical one (TF-IDF cosine of the
+        page's title and text with the question's words, IDF over these pages). A small
+        static model alone cannot tell a typing page from a web-server page for "static
+        typing in Python"; the words can. Used where an update ranks what it keeps."""
+        if semantic is None:
+            semantic = self.page_scores(pages)
+        bags = {u: terms(f"{t} " * 3 + c[: PAGE_CHARS * 2]) for u, (t, c) in pages.items()}
+        idf = idf_table(bags.values())
+        head = self.question.split(":", 1)[0]  # a question's head clause names its topic
+        target = tfidf(terms(self.question) + terms(head) * 2, idf)
+        return {u: (semantic[u] + cosine(tfidf(bags[u], idf), target)) / 2 for u in pages}
 
     def facet_scores(
         self, pages: Mapping[str, tuple[str, str]], queries: Sequence[str]

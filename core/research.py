@@ -91,6 +91,8 @@ def research(
         {u: (p.title, p.content) for u, p in pages.items()}, [f.query for f in facets]
     )
     limit = cfg["results_per_query"] * 2
+    if budget_of(cfg).sources > 0:  # a first report is born within its budget
+        limit = min(limit, budget_of(cfg).sources)
     chosen = first_choice({u: ranked[u][0] for u in pages}, scores, limit=limit)
     if facets:
         chosen = facet_choice(per_query[1:], per_facet, scores, chosen, limit)

@@ -1,7 +1,7 @@
 """Per-report update settings and the update schedule (``evergreen update --due``).
 
-A report with ``every_days = N`` in its settings is *due* when it has no open run
-(running or awaiting review) and its last run — of any kind, successful or not —
+A report with ``every_days = N`` in its settings is *due* when it is not archived, has
+no open run (running or awaiting review) and its last run — of any kind, successful or not —
 started at least N days ago; a failed run is therefore retried one period later, not
 on every cron tick. ``run_due`` proposes an update for each due report; the runs
 wait for an analyst's review in the app like any other.
@@ -30,9 +30,9 @@ def every_days(report: Report) -> int | None:
 
 
 def next_due(session: Session, report: Report) -> datetime | None:
-    """When the report next falls due (None: no schedule)."""
+    """When the report next falls due (None: no schedule, or the report is archived)."""
     period = every_days(report)
-    if not period:
+    if not period or report.archived_at is not None:
         return None
     last = session.exec(
         select(UpdateRun).where(UpdateRun.report_id == report.id).order_by(col(UpdateRun.id).desc())
@@ -43,11 +43,12 @@ def next_due(session: Session, report: Report) -> datetime | None:
 
 
 def due_reports(session: Session, now: datetime | None = None) -> list[Report]:
-    """Scheduled reports due at ``now``: a version to update, no open run, period elapsed."""
+    """Scheduled reports due at ``now``: not archived, a version to update, no open run,
+    period elapsed."""
     when = as_utc(now or utcnow())
     out = []
     for report in list_reports(session):
-        due = next_due(session, report)
+        due = next_due(session, report)  # None for an archived report
         if due is None or due > when:
             continue
         if latest_version(session, report.id) is None or open_run_for(session, report.id):
@@ -99,6 +100,8 @@ def save_report_settings(
     max_sections: int | None = None,
     writer: str | None | type[Ellipsis] = ...,  # type: ignore[valid-type]
     every_days: int | None | type[Ellipsis] = ...,  # type: ignore[valid-type]
+    max_sources: int | None = None,
+    max_section_words: int | None = None,
 ) -> dict[str, Any]:
     """Validate and store per-report settings; returns the effective settings.
 
@@ -118,6 +121,19 @@ def save_report_settings(
         if not 1 <= int(max_sections) <= 30:
             raise EvergreenError(f"Max sections must be between 1 and 30 (got {max_sections}).")
         new["max_sections"] = int(max_sections)
+    if max_sources is not None:
+        if not 0 <= int(max_sources) <= 500:
+            raise EvergreenError(
+                f"The source budget must be 0 (no limit) to 500 sources (got {max_sources})."
+            )
+        new["max_sources"] = int(max_sources)
+    if max_section_words is not None:
+        if int(max_section_words) != 0 and not 50 <= int(max_section_words) <= 20000:
+            raise EvergreenError(
+                "The words budget must be 0 (no limit) or 50 to 20000 words per section "
+                f"(got {max_section_words})."
+            )
+        new["max_section_words"] = int(max_section_words)
     if writer is not ...:
         if writer not in WRITER_CHOICES:
             raise EvergreenError(f"Unknown writer {writer!r}: choose offline or openai.")

@@ -579,7 +579,7 @@ def _propose_section(
     decision = "pending" if unverifiable else "approved"
     news = _unstated_news(trimmed, changes)
     if not updates and not new and not news and trimmed != section.body:
-        body, shortened = fit_words(trimmed, plan.scores, budget.words)
+        body, shortened = fit_words(trimmed, plan.scores, budget.words, plan.news, markers)
         pruning += _shortened(shortened, titles, budget)
         return SectionProposal(
             **base,
@@ -647,7 +647,7 @@ def _propose_section(
     flags += draft.notes
     quotes = list(draft.quotes)
     checked = check_draft(draft.body, section.body, _contents(by_marker, new), quotes)
-    draft.body, shortened = fit_words(checked.body, plan.scores, budget.words)
+    draft.body, shortened = fit_words(checked.body, plan.scores, budget.words, plan.news, markers)
     pruning += _shortened(shortened, titles, budget)
     flags += _draft_flags(checked)
     left = _still_stale(draft.body, updates)

@@ -78,6 +78,26 @@ def report_form(report_id: int) -> None:
         max_sections = c3.number_input(
             "Max sections (from scratch)", 1, 30, int(cfg["max_sections"]), key="set_max_sections"
         )
+        b1, b2 = st.columns(2)
+        max_sources = b1.number_input(
+            "Source budget (0: no limit)",
+            0,
+            500,
+            int(cfg.get("max_sources") or 0),
+            key="set_max_sources",
+            help="An update keeps at most this many cited sources: beyond it, the least "
+            "relevant go (proposed as removals for review). A source whose status just "
+            "changed always stays.",
+        )
+        max_words = b2.number_input(
+            "Words per section (0: no limit)",
+            0,
+            20000,
+            int(cfg.get("max_section_words") or 0),
+            key="set_max_section_words",
+            help="An update shortens a longer section by dropping the sentences of its least "
+            "relevant sources.",
+        )
         c4, c5 = st.columns(2)
         writer = c4.selectbox(
             "Writer",
@@ -105,6 +125,8 @@ def report_form(report_id: int) -> None:
                     max_sections=int(max_sections),
                     writer=writer,
                     every_days=int(every) or None,
+                    max_sources=int(max_sources),
+                    max_section_words=int(max_words),
                 )
         except EvergreenError as exc:
             show_error(exc)

@@ -54,6 +54,9 @@ def test_a_section_over_its_words_loses_its_least_relevant_source_first() -> Non
     out, cut = fit_words(body, {1: 0.8, 2: 0.3}, 12)
     assert cut == [2] and "[2]" not in out and "Strong source" in out
     assert fit_words(body, {1: 0.8, 2: 0.3}, 0) == (body, [])  # no budget: no cut
+    # the news (a source whose status just changed) is never the one cut
+    out, cut = fit_words(body, {1: 0.8, 2: 0.3}, 12, protected=[2])
+    assert cut == [1] and "[2]" in out
 
 
 def test_a_repeated_fact_is_stated_once_with_both_citations() -> None:
@@ -109,6 +112,10 @@ SIGNING = (
     "Widget archive signing attaches a detached signature file to each widget archive. "
     "Installers verify the widget archive signature against a published signing key. "
 )
+MASCOT = (
+    "The widget project mascot is a cartoon owl that appears on packaging conference shirts. "
+    "Volunteers drew the widget mascot owl for the packaging community's conference. "
+)
 LAYOUT2 = (
     "The second widget archive layout replaces the first and moves metadata to a manifest. "
     "Tools read the manifest of the widget archive layout before installing the package. "
@@ -158,6 +165,7 @@ def test_a_budget_forces_the_least_relevant_source_out(workspace: Path, tmp_path
     records = [
         _page("layout-1", "2024-01-01", "Draft", LAYOUT),
         _page("signing", "2024-01-01", "Draft", SIGNING),
+        _page("mascot", "2024-01-01", "Final", MASCOT),
         _page("layout-2", "2024-06-01", "Accepted", LAYOUT2),
     ]
     add_corpus("wb", write_jsonl(tmp_path / "wb.jsonl", records))
@@ -165,15 +173,33 @@ def test_a_budget_forces_the_least_relevant_source_out(workspace: Path, tmp_path
         QUESTION,
         as_of=parse_as_of("2024-02-01"),
         source="corpus:wb",
-        settings={"max_sources": 2},
+        settings={"max_sources": 3},
     )
-    assert len(_cited_urls(made["report_id"])) == 2
+    assert len(_cited_urls(made["report_id"])) == 3
     result = update_report(made["report_id"], as_of=parse_as_of("2024-07-01"))
     with session_scope() as s:
         props = proposals_of(s, result["run_id"])
         removed = [p for p in props if "budget keeps" in p.rationale]
         assert removed, [(p.key, p.action, p.rationale) for p in props]
         assert all(p.decision == "pending" for p in removed)  # reviewed like any change
+        assert all("Widget mascot" in p.rationale for p in removed)
         commit_run(s, get_run(s, result["run_id"]), approve_all=True)
     cited = _cited_urls(made["report_id"])
-    assert len(cited) == 2 and "https://ex.org/layout-2" in cited
+    assert len(cited) == 3 and "https://ex.org/layout-2" in cited
+    assert "https://ex.org/mascot" not in cited
+
+
+def test_a_first_report_is_born_within_its_budget(workspace: Path, tmp_path: Path) -> None:
+    records = [
+        _page("layout-1", "2024-01-01", "Draft", LAYOUT),
+        _page("signing", "2024-01-01", "Draft", SIGNING),
+        _page("mascot", "2024-01-01", "Final", MASCOT),
+    ]
+    add_corpus("wf", write_jsonl(tmp_path / "wf.jsonl", records))
+    made = create_report(
+        QUESTION,
+        as_of=parse_as_of("2024-02-01"),
+        source="corpus:wf",
+        settings={"max_sources": 2},
+    )
+    assert len(_cited_urls(made["report_id"])) == 2

@@ -21,6 +21,7 @@ from core.changes import header_fields
 from core.facets import Facet
 from core.report_state import escape_heading_lines
 from core.text import (
+    STOP,
     clean_inline,
     cosine,
     idf_table,
@@ -372,6 +373,9 @@ def _heading_for(members: list[Evidence], title_idf: dict[str, float], question:
     """A heading from the cluster's dominant title words (title-cased, 2–4 words)."""
     if len(members) == 1:
         return _short_title(members[0].title)
+    phrase = _shared_phrase([clean_inline(ev.title) for ev in members])
+    if phrase:
+        return phrase
     words: Counter[str] = Counter()
     surface: dict[str, str] = {}
     for ev in members:
@@ -391,6 +395,33 @@ def _heading_for(members: list[Evidence], title_idf: dict[str, float], question:
         return _short_title(members[0].title)
     top = [w if w.isupper() else w.capitalize() if i == 0 else w.lower() for i, w in enumerate(top)]
     return top[0] if len(top) == 1 else f"{', '.join(top[:-1])} and {top[-1]}"
+
+
+def _shared_phrase(titles: list[str]) -> str | None:
+    """The longest run of two or more words (no stop word at either end) that at least
+    two titles share — "Type hints" from "Type Hints for …" and "… Type Hints" — as a
+    heading; None when no titles share one."""
+    counts: Counter[tuple[str, ...]] = Counter()
+    surface: dict[tuple[str, ...], str] = {}
+    for title in titles:
+        words = re.findall(r"[^\W_][\w'-]*", title)
+        seen: set[tuple[str, ...]] = set()
+        for n in (4, 3, 2):
+            for i in range(len(words) - n + 1):
+                run = words[i : i + n]
+                if run[0].casefold() in STOP or run[-1].casefold() in STOP:
+                    continue
+                key = tuple(w.casefold() for w in run)
+                if key not in seen:
+                    seen.add(key)
+                    counts[key] += 1
+                    surface.setdefault(key, " ".join(run))
+    shared = [k for k, n in counts.items() if n >= 2]
+    if not shared:
+        return None
+    best = max(shared, key=lambda k: (len(k), counts[k], -len(surface[k])))
+    text = surface[best]
+    return text[0].upper() + text[1:] if not text[:1].isupper() else text
 
 
 def _short_title(title: str, limit: int = 70) -> str:

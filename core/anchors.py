@@ -323,6 +323,9 @@ def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Ancho
     if not content.strip():
         return Anchoring(missing=["(empty page)"])
     sentence = html.unescape(sentence)  # a body keeps "<" escaped ("&lt;"), a page does not
+    row = _declared_row(sentence, content)
+    if row is not None:
+        return row
     weights = _weights(sentence)
     total = sum(weights.values()) or 1.0
     figures = {t for t in weights if t[0].isdigit()}
@@ -362,6 +365,30 @@ def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Ancho
     selectors = [Selector.at(content, p.start, p.end) for p in chosen]
     supported = bool(chosen) and score >= SUPPORT_MIN and not missing and not contra
     return Anchoring(selectors, round(score, 3), supported, missing, contra)
+
+
+def _declared_row(sentence: str, content: str) -> Anchoring | None:
+    """A table row whose cells after the first are each a value the page declares
+    ("| Copperline Storage Park | Approved [8] |" ↔ "Status: Approved"; a key-facts row):
+    supported by those declarations and the passage naming the item, if any (the item
+    may be only the page's title). None when the unit is not such a row."""
+    text = strip_markers(sentence).strip()
+    if not text.startswith("|"):
+        return None
+    cells = [c.strip() for c in text.strip("|").split("|")]
+    values = [c for c in cells[1:] if c and c not in ("—", "-")]
+    if len(cells) < 2 or not values:
+        return None
+    declared: dict[str, Passage] = {}
+    for p in passages(content):
+        if p.field is not None:
+            declared.setdefault(_field_value(p.field[1]), p)
+    hits = [declared.get(_field_value(v)) for v in values]
+    if not all(hits):
+        return None
+    chosen = _quote_passages(content, cells[0])[:1] + [p for p in hits if p is not None]
+    chosen = sorted(dict.fromkeys(chosen), key=lambda p: p.start)
+    return Anchoring([Selector.at(content, p.start, p.end) for p in chosen], 1.0, True, [], [])
 
 
 def _cover(sentence: str, weights: dict[str, float], content: str) -> list[Passage]:

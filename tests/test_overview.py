@@ -144,3 +144,15 @@ def test_a_report_opens_with_its_answer_and_key_facts_and_updates_revise_them_fi
     table = next(sec.body for sec in doc.sections if sec.key == KEY_FACTS_KEY)
     assert "Final [" in table and "| Widget layout | Draft" not in table
     assert all(markers for _p, _s, markers in cited_sentences(table))
+
+
+def test_a_key_facts_row_is_supported_by_the_declarations_even_without_the_title() -> None:
+    from core.anchors import anchor_claim
+
+    page = (
+        "- Developer: Larchmont\n- Capacity: 300 MW\n- Status: Approved\n\n"
+        "The park sits next to the substation and will be built in two phases.\n"
+    )
+    held = anchor_claim("| Copperline Storage Park | Approved [8] |", page)
+    assert held.supported and [s.exact for s in held.selectors] == ["- Status: Approved"]
+    assert not anchor_claim("| Copperline Storage Park | Proposed [8] |", page).supported

@@ -217,9 +217,14 @@ def clean_body(body: str, heading: str) -> str:
     return escape_heading_lines(text)
 
 
-def quote_source(ev: Evidence, limit: int) -> str:
-    """A source as quoted, delimited, untrusted material."""
-    content = re.sub(r"\n{3,}", "\n\n", ev.content.strip())
+REVISION_HEAD_CHARS = 1200  # a changed source's head shown to a revision
+REVISION_NEW_CHARS = 3000  # a source shown to a revision without changed claims
+
+
+def quote_source(ev: Evidence, limit: int, text: str | None = None) -> str:
+    """A source as quoted, delimited, untrusted material (``text``: the part of it to
+    show, by default its content; its declared facts are always read from the whole)."""
+    content = re.sub(r"\n{3,}", "\n\n", (ev.content if text is None else text).strip())
     if len(content) > limit:
         content = content[:limit].rsplit(" ", 1)[0] + " […]"
     # Nothing inside may close (or open) the delimiter.
@@ -466,7 +471,7 @@ class LlmWriter:
             current=old_body.replace("</current_section", "&lt;/current_section"),
             claims="\n\n".join(_describe_claim(u) for u in claims) or "(none)",
             changes="\n\n".join(_describe_change(c) for c in changes) or "(none: only new sources)",
-            sources=self._bundle(current) if current else "(none)",
+            sources=self._revision_bundle(changes, new_evidence, claims) if current else "(none)",
             source_ids=", ".join(str(m) for m in sorted(allowed)) or "(none)",
         )
 
@@ -751,6 +756,29 @@ class LlmWriter:
         return re.sub(r"\b(sk|tvly)-[A-Za-z0-9_-]{8,}", r"\1-***", text)
 
     # -- helpers ---------------------------------------------------------------------------------
+    def _revision_bundle(
+        self,
+        changes: Sequence[EvidenceChange],
+        new_evidence: Sequence[Evidence],
+        claims: Sequence[ClaimUpdate],
+    ) -> str:
+        """What a revision shows the model: of a changed source only its head (where it
+        declares its status) and the passages its changed claims now rest on — the
+        section already says the rest — and of a new source a shorter excerpt than a
+        first report's. An update costs a fraction of writing the section again."""
+        parts = []
+        for change in changes:
+            if change.new is None:
+                continue
+            now = [new for u in claims if u.marker == change.marker for _old, new in u.passages]
+            focus = [p for p in dict.fromkeys(now) if p]
+            head = change.new.content[:REVISION_HEAD_CHARS]
+            text = "\n\n[…]\n\n".join([head, *focus]) if focus else None
+            limit = REVISION_HEAD_CHARS + sum(len(p) + 10 for p in focus) + 20
+            parts.append(quote_source(change.new, limit if focus else REVISION_NEW_CHARS, text))
+        parts.extend(quote_source(e, REVISION_NEW_CHARS) for e in new_evidence)
+        return "\n\n".join(parts)
+
     def _bundle(self, docs: Sequence[Evidence]) -> str:
         per = max(1500, min(self.source_chars, self.bundle_chars // max(1, len(docs))))
         return "\n\n".join(quote_source(e, per) for e in docs)

@@ -217,8 +217,8 @@ def clean_body(body: str, heading: str) -> str:
     return escape_heading_lines(text)
 
 
-REVISION_HEAD_CHARS = 1200  # a changed source's head shown to a revision
-REVISION_NEW_CHARS = 3000  # a source shown to a revision without changed claims
+REVISION_HEAD_CHARS = 800  # a changed source's head shown to a revision
+REVISION_NEW_CHARS = 2000  # a source shown to a revision without changed claims
 
 
 def quote_source(ev: Evidence, limit: int, text: str | None = None) -> str:

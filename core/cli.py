@@ -45,6 +45,14 @@ def _print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+def _as_of(value: str | None) -> Any:
+    """An --as-of option: None for now; a date after today is refused."""
+    from core.dates import parse_as_of
+    from core.validation import check_as_of
+
+    return check_as_of(parse_as_of(value)) if value else None
+
+
 # -- corpora ----------------------------------------------------------------------
 @corpus_app.command("add")
 def corpus_add(
@@ -140,13 +148,25 @@ def corpus_search(
 
 # -- reports ------------------------------------------------------------------------
 @app.command("list")
-def list_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Tracked reports with their current version."""
+def list_cmd(
+    archived: Annotated[
+        bool, typer.Option("--archived", help="Also list archived reports (status archived).")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Tracked reports with their current version (archived ones with --archived)."""
     from core.db import session_scope
+    from core.repository import archived_report_ids
     from core.services import report_rows
 
     with session_scope() as session:
         rows = report_rows(session)
+        hidden = archived_report_ids(session)
+    rows = [
+        _archived_row(r) if r["id"] in hidden else r
+        for r in rows
+        if archived or r["id"] not in hidden
+    ]
     if as_json:
         _print_json(rows)
         return
@@ -164,6 +184,10 @@ def list_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
             r["status"],
         )
     out.print(table)
+
+
+def _archived_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "status": "archived"}
 
 
 @app.command("show")
@@ -191,26 +215,33 @@ def import_report_cmd(
     source: Annotated[
         str, typer.Option("--source", help="Where updates look: sample | corpus:NAME | web.")
     ] = "sample",
+    allow_duplicate: Annotated[
+        bool,
+        typer.Option("--allow-duplicate", help="Import a file imported before as a second copy."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Import an existing Markdown report as version 1 of a new tracked report."""
-    from core.dates import parse_as_of
     from core.db import session_scope
-    from core.importer import import_report, read_markdown_file
+    from core.importer import DuplicateImportError, import_report, read_markdown_file
     from core.services import check_source
 
     text = read_markdown_file(file)
-    when = parse_as_of(as_of) if as_of else None
+    when = _as_of(as_of)
     check_source(source)
-    with session_scope() as session:
-        _report, summary = import_report(
-            session,
-            text,
-            query=query,
-            as_of=when,
-            source=source,
-            default_title=file.stem.replace("-", " ").replace("_", " ").strip() or "Imported",
-        )
+    try:
+        with session_scope() as session:
+            _report, summary = import_report(
+                session,
+                text,
+                query=query,
+                as_of=when,
+                source=source,
+                default_title=file.stem.replace("-", " ").replace("_", " ").strip() or "Imported",
+                refuse_duplicate=not allow_duplicate,
+            )
+    except DuplicateImportError as exc:
+        raise EvergreenError(f"{exc} Add --allow-duplicate to import a second copy.") from None
     if as_json:
         _print_json(summary)
         return
@@ -258,10 +289,9 @@ def create_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Research a new report from scratch and commit version 1."""
-    from core.dates import parse_as_of
     from core.research import create_report
 
-    when = parse_as_of(as_of) if as_of else None
+    when = _as_of(as_of)
     with out.status("Researching …"):
         result = create_report(question, title=title, as_of=when, source=source)
     if as_json:
@@ -290,7 +320,6 @@ def update_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Refresh evidence, look for what is new, and propose section changes."""
-    from core.dates import parse_as_of
     from core.update import update_report
 
     if due:
@@ -298,11 +327,11 @@ def update_cmd(
             raise EvergreenError(
                 "--due updates the scheduled reports: give no REPORT or --approve-all."
             )
-        _update_due(parse_as_of(as_of) if as_of else None, workers, as_json)
+        _update_due(_as_of(as_of), workers, as_json)
         return
     if report is None:
         raise EvergreenError("Name a report to update (evergreen list shows them), or use --due.")
-    when = parse_as_of(as_of) if as_of else None
+    when = _as_of(as_of)
     with out.status("Updating …"):
         result = update_report(report, as_of=when, approve_all=approve_all)
     if as_json:
@@ -377,12 +406,11 @@ def rebuild_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A from-scratch report for the same question at a date, kept as a separate baseline."""
-    from core.dates import parse_as_of
     from core.db import session_scope
     from core.repository import get_report
     from core.research import create_report
 
-    when = parse_as_of(as_of)
+    when = _as_of(as_of)
     with session_scope() as session:
         original = get_report(session, report)
         spec = (original.id, original.title, original.query, original.source, original.settings)
@@ -399,6 +427,117 @@ def rebuild_cmd(
         _print_json(result)
         return
     out.print(f"Baseline report {result['report_id']} for report {spec[0]} as of {as_of}.")
+
+
+@app.command("archive")
+def archive_cmd(report: Annotated[str, typer.Argument(help="Report id or exact title.")]) -> None:
+    """Hide a report from the list and the update schedule; it is kept whole."""
+    from core.db import session_scope
+    from core.repository import archive_report, get_report
+
+    with session_scope() as session:
+        done = archive_report(session, get_report(session, report))
+        line = f"Archived report {done.id}; `evergreen unarchive {done.id}` brings it back."
+    out.print(line, markup=False)
+
+
+@app.command("unarchive")
+def unarchive_cmd(report: Annotated[str, typer.Argument(help="Report id or exact title.")]) -> None:
+    """Bring an archived report back to the list (and its schedule)."""
+    from core.db import session_scope
+    from core.repository import get_report, unarchive_report
+
+    with session_scope() as session:
+        done = unarchive_report(session, get_report(session, report))
+        line = f"Report {done.id} is back in the list."
+    out.print(line, markup=False)
+
+
+@app.command("delete")
+def delete_cmd(
+    report: Annotated[str, typer.Argument(help="Report id or exact title.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm: delete it for good.")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Delete a report, its versions, runs and evidence pool for good (needs --yes);
+    `evergreen archive` hides a report and keeps it."""
+    from core.db import session_scope
+    from core.repository import delete_report, deletion_message, deletion_preview, get_report
+
+    with session_scope() as session:
+        target = get_report(session, report)
+        if not yes:
+            message = deletion_message(target, deletion_preview(session, target))
+            raise EvergreenError(f"{message} Add --yes to confirm.")
+        report_id = target.id
+        deleted = delete_report(session, target)
+    if as_json:
+        _print_json({"report_id": report_id, "deleted": deleted})
+        return
+    out.print(
+        f"Deleted report {report_id}: {deleted['versions']} versions, {deleted['runs']} runs, "
+        f"{deleted['snapshots']} snapshots, {deleted['sources']} sources no other report uses.",
+        markup=False,
+    )
+
+
+@app.command("settings")
+def settings_cmd(
+    report: Annotated[str, typer.Argument(help="Report id or exact title.")],
+    max_sources: Annotated[
+        int | None, typer.Option("--max-sources", help="Source budget (0: no limit).")
+    ] = None,
+    max_section_words: Annotated[
+        int | None,
+        typer.Option("--max-section-words", help="Words per section (0: no limit)."),
+    ] = None,
+    tau: Annotated[float | None, typer.Option("--tau", help="Similarity gate, 0.5–1.0.")] = None,
+    writer: Annotated[
+        str | None, typer.Option("--writer", help="offline or openai ('default': configured).")
+    ] = None,
+    every_days: Annotated[
+        int | None, typer.Option("--every-days", help="Schedule (0: none).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Show a report's settings, or change them: its budget (an update drops the least
+    relevant sources and sentences beyond it), τ, writer and schedule."""
+    from core.db import session_scope
+    from core.repository import get_report
+    from core.runs import settings_of
+    from core.schedule import save_report_settings
+
+    with session_scope() as session:
+        target = get_report(session, report)
+        changing = any(v is not None for v in (max_sources, max_section_words, tau, writer))
+        if changing or every_days is not None:
+            cfg = save_report_settings(
+                session,
+                target,
+                tau=tau,
+                max_sources=max_sources,
+                max_section_words=max_section_words,
+                writer=... if writer is None else (None if writer == "default" else writer),
+                every_days=... if every_days is None else (every_days or None),
+            )
+        else:
+            cfg = settings_of(target.settings)
+        report_id = target.id
+    shown = {
+        k: cfg.get(k) for k in ("max_sources", "max_section_words", "tau", "writer", "every_days")
+    }
+    if as_json:
+        _print_json({"report_id": report_id, **shown})
+        return
+    words = {
+        "max_sources": lambda v: "no limit" if not v else f"{v} sources",
+        "max_section_words": lambda v: "no limit" if not v else f"{v} words per section",
+        "tau": str,
+        "writer": lambda v: v or "the configured default",
+        "every_days": lambda v: f"every {v} days" if v else "no schedule",
+    }
+    for key, value in shown.items():
+        out.print(f"{key.replace('_', ' ')}: {words[key](value)}", markup=False)
 
 
 @app.command("demo")

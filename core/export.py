@@ -13,6 +13,8 @@ References' own, to http(s) pages or the ``local://`` pages of a corpus.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -28,6 +30,15 @@ from core.untrusted import clean_line, clean_markdown, strip_controls
 
 FORMATS = ("md", "pdf")
 LINK_SCHEMES = ("http", "https", "local")  # the References may link to these only
+
+# -- file names ------------------------------------------------------------------------
+MAX_NAME_CHARS = 120  # of the title part of a file name; whole words only
+MAX_NAME_BYTES = 200  # UTF-8 bytes of it: Linux allows 255 per name, with room for the rest
+# path separators and what Windows, macOS or Linux refuse in a name (control characters,
+# bidi and zero-width marks are removed separately, by category)
+_ILLEGAL = re.compile(r'[<>:"/\\|?*\x00]')
+_WINDOWS_RESERVED = re.compile(r"(?i)^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.|$)")
+_WORD_BREAK = re.compile(r"[\s\-–—_,;]+")
 
 
 def claim_summary(session: Session, version: ReportVersion) -> dict[str, int]:
@@ -126,3 +137,63 @@ def export_version(
         tmp.unlink(missing_ok=True)
         raise EvergreenError(f"Cannot write {out}: {exc.strerror}.") from None
     return out
+
+
+def _name_char(ch: str) -> str:
+    """A format character (bidi, zero-width) goes; a control, separator, surrogate or
+    unassigned one becomes a space; any other (accented letters included) stays."""
+    category = unicodedata.category(ch)
+    if category == "Cf":
+        return ""
+    return " " if category[0] in "CZ" else ch
+
+
+def _name_chars(text: str) -> str:
+    """``text`` as file-name characters (``_name_char``, illegal ones as spaces), NFC,
+    with whitespace runs folded to one space."""
+    kept = "".join(_name_char(ch) for ch in unicodedata.normalize("NFC", text))
+    return " ".join(_ILLEGAL.sub(" ", kept).split())
+
+
+def _fits(text: str) -> bool:
+    return len(text) <= MAX_NAME_CHARS and len(text.encode("utf-8")) <= MAX_NAME_BYTES
+
+
+def _cap_on_word(text: str) -> str:
+    """``text`` cut to fit ``MAX_NAME_CHARS`` / ``MAX_NAME_BYTES`` (with the "…" it then
+    ends with) at the end of a word; a single word longer than that is cut between two
+    characters, never inside one (combining marks stay with their letter)."""
+    if _fits(text):
+        return text
+    cut = ""
+    for match in _WORD_BREAK.finditer(text):
+        if not _fits(text[: match.start()] + "…"):
+            break
+        cut = text[: match.start()]
+    return (cut or _cut_between_chars(text)).rstrip(" -–—_,;") + "…"
+
+
+def _cut_between_chars(text: str) -> str:
+    end = 0
+    while end < len(text) and _fits(text[: end + 1] + "…"):
+        end += 1
+    while 0 < end < len(text) and unicodedata.combining(text[end]):
+        end -= 1
+    return text[:end]
+
+
+def safe_file_stem(text: str, fallback: str = "report") -> str:
+    """A file name (without extension) from ``text`` that opens on Windows, macOS and Linux:
+    no path separators, control or illegal characters, no leading dot, no trailing dot or
+    space, not a reserved Windows device name, capped at a word boundary; accents kept."""
+    stem = _cap_on_word(_name_chars(text)).lstrip(". ").rstrip(". ")
+    if not stem:
+        return fallback
+    return f"_{stem}" if _WINDOWS_RESERVED.match(stem) else stem
+
+
+def export_file_name(title: str, number: int, fmt: str) -> str:
+    """The download name of a version: ``Énergie stockée — v3.pdf``."""
+    if fmt not in FORMATS:
+        raise EvergreenError(f"Unknown export format {fmt!r}: choose one of {', '.join(FORMATS)}.")
+    return f"{safe_file_stem(title)} — v{int(number)}.{fmt}"

@@ -6,6 +6,11 @@ cited sentence is anchored to the passages that support it; a sentence whose sup
 can't be found is listed in the summary. From the web, the snapshot is a placeholder
 (what the author cited, no content yet) and the first update fetches and anchors it.
 
+The import run keeps a hash of the text it read, so the doors (CLI, app) can refuse the
+same Markdown imported twice (``refuse_duplicate``: DuplicateImportError names the report
+it made) and let a person confirm a second copy. An as-of later than today is refused
+(``core.validation.check_as_of``).
+
 Limits (hostile or accidental input gets one clear refusal, and nothing is written):
 at most MAX_IMPORT_BYTES of Markdown and MAX_SECTIONS sections, and references only to
 http(s) pages (or ``local://`` corpus pages) — a ``javascript:``, ``file:`` or ``data:``
@@ -15,33 +20,79 @@ allowed (EVERGREEN_FETCH_ALLOWLIST); the fetcher's address policy decides at upd
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from core.changes import content_hash
 from core.claims import claim_counts
-from core.dates import parse_as_of, utcnow
+from core.dates import day, parse_as_of, utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.evidence import json_safe
 from core.models import Report, Snapshot, UpdateRun
 from core.report_state import ReportDoc, parse_markdown
 from core.repository import (
     SectionDraft,
+    brief_title,
     claims_of_version,
     commit_version,
     get_or_create_source,
     pool_entry,
 )
 from core.sources.base import FetchedPage
-from core.validation import clean_question, clean_title
+from core.validation import check_as_of, clean_question, clean_title
 
 MAX_IMPORT_BYTES = 2_000_000  # ~300,000 words: far beyond any report one reviews by section
 MAX_SECTIONS = 300
 REFERENCE_SCHEMES = ("http", "https", "local")
+HASH_KEY = "markdown_sha256"  # in an import run's summary: the text it imported
+
+
+class DuplicateImportError(EvergreenError):
+    """The same Markdown was imported before; ``report_id`` is the report it made."""
+
+    def __init__(self, report_id: int, title: str, when: str, archived: bool) -> None:
+        where = "archived report" if archived else "report"
+        super().__init__(
+            f"This file was already imported as {where} {report_id} "
+            f"({brief_title(title)!r}, {when})."
+        )
+        self.report_id = report_id
+
+
+def markdown_hash(text: str) -> str:
+    """The identity of an imported text: the same file read twice (any line endings, a
+    byte-order mark or trailing spaces aside) hashes the same."""
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    canonical = "\n".join(line.rstrip() for line in lines).strip()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def find_duplicate(session: Session, text: str) -> Report | None:
+    """The report an earlier import of the same text made (the oldest still kept), if any."""
+    digest = markdown_hash(text)
+    runs = session.exec(
+        select(UpdateRun).where(UpdateRun.kind == "import").order_by(col(UpdateRun.id))
+    )
+    for run in runs:
+        if (run.summary or {}).get(HASH_KEY) == digest:
+            return session.get(Report, run.report_id)
+    return None
+
+
+def _refuse_duplicate(session: Session, text: str) -> None:
+    report = find_duplicate(session, text)
+    if report is not None:
+        raise DuplicateImportError(
+            int(report.id or 0),
+            report.title,
+            day(report.created_at),
+            report.archived_at is not None,
+        )
 
 
 def _check_size(size: int, name: str) -> None:
@@ -83,9 +134,15 @@ def import_report(
     as_of: datetime | None = None,
     source: str = "sample",
     default_title: str = "Imported report",
+    refuse_duplicate: bool = False,
 ) -> tuple[Report, dict[str, Any]]:
-    """Create a report whose version 1 is the parsed Markdown; return it and a summary."""
+    """Create a report whose version 1 is the parsed Markdown; return it and a summary.
+
+    Raises DuplicateImportError, with ``refuse_duplicate``, when the same text was imported
+    before (a person's import; a script may import one text into several reports);
+    EvergreenError for an as-of after today or bad Markdown. Nothing is written then."""
     query = clean_question(query)
+    as_of = check_as_of(as_of)
     _check_size(len(text.encode("utf-8", "surrogatepass")), "The Markdown file")
     doc: ReportDoc = parse_markdown(text, default_title=default_title)
     if len(doc.sections) > MAX_SECTIONS:
@@ -105,11 +162,19 @@ def import_report(
             f"{what} {', '.join(bad)}: not a web address; only http(s) references (or "
             "local:// corpus pages) can be imported and checked. Fix or remove them."
         )
+    if refuse_duplicate:
+        _refuse_duplicate(session, text)
     when = as_of or utcnow()
     report = Report(title=clean_title(doc.title), query=query, source=source)
     session.add(report)
     session.flush()
-    run = UpdateRun(report_id=report.id, kind="import", as_of=when, status="committed")
+    run = UpdateRun(
+        report_id=report.id,
+        kind="import",
+        as_of=when,
+        status="committed",
+        summary={HASH_KEY: markdown_hash(text)},
+    )
     session.add(run)
     session.flush()
     markers: dict[int, int] = {}

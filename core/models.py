@@ -45,6 +45,9 @@ class Report(SQLModel, table=True):
     baseline_of: int | None = Field(default=None, foreign_key="report.id", index=True)
     next_marker: int = 1  # citation markers are stable per source within a report
     created_at: datetime = Field(default_factory=utcnow)
+    # when the analyst archived it: hidden from the Reports list, never updated by the
+    # schedule, kept whole (None: an active report)
+    archived_at: datetime | None = None
 
 
 class ReportVersion(SQLModel, table=True):

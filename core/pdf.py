@@ -14,6 +14,10 @@ Safety: the Markdown is parsed with raw HTML *off* (``js-default`` preset), so a
 disabled, so a report cannot pull a local file (or a remote one) into the PDF. The
 full embedded fonts (~3.7 MB) are subset to the glyphs used (~40 KB).
 
+Navigation: every page carries "n / N" at its foot, and each ``[n]`` citation in the text
+links to its entry in the References (the entry gets the anchor ``ref-n``); a marker with no
+entry, one in code, an escaped ``\\[n]`` and the entries' own numbers stay plain text.
+
 Bounded time: PyMuPDF's layout is quadratic in the length of an unbreakable run of
 characters (one 80,000-character "word" took 6 s, 1.9 MB more than 300 s), so before
 layout a run of more than ``WRAP`` non-space characters in text gets a zero-width space (a
@@ -35,8 +39,10 @@ from typing import TYPE_CHECKING
 from core.errors import EvergreenError
 
 if TYPE_CHECKING:
+    import pymupdf
     from markdown_it import MarkdownIt
     from markdown_it.rules_core import StateCore
+    from markdown_it.token import Token
 
 WRAP = 60  # longest run of non-space characters laid out without a break opportunity
 CODE_WRAP = 90  # longest code line (monospace 9 pt fills an A4 line at about 95)
@@ -44,6 +50,14 @@ PDF_TIME_LIMIT = 120.0  # seconds the app waits for a PDF before stopping the re
 _ZWSP = "\u200b"
 _LONG_RUN = re.compile(rf"[^ \t\n\u200b]{{{WRAP + 1},}}")  # NBSP & co. do not break
 _LONG_LINE = re.compile(rf"[^\n]{{{CODE_WRAP + 1},}}")
+# a citation as core.report_state reads one: [1], [1, 2], [1-3] (not a link's text [1](…))
+_CITATION = re.compile(
+    r"(?<![\\!])\[(\d{1,6}(?:\s*[-–]\s*\d{1,6})?(?:\s*[,;]\s*\d{1,6}(?:\s*[-–]\s*\d{1,6})?)*)\](?!\()"
+)
+_NUMBER = re.compile(r"\d+")
+_ENTRY_NUMBER = re.compile(r"^\[(\d{1,6})\]")
+REFERENCES_HEADING = "References"
+FOOTER_SIZE = 8.0  # pt, the page number at the foot of each page
 
 CSS = """
 body { font-family: sans-serif; font-size: 10.5pt; line-height: 1.35; }
@@ -77,6 +91,7 @@ def markdown_to_pdf(markdown: str, *, title: str | None = None) -> bytes:
             pdf = MarkdownPdf(toc_level=3, mode="js-default", optimize=False)
             pdf.m_d.disable("image")
             add_break_opportunities(pdf.m_d)
+            add_citation_links(pdf.m_d)
             pdf.meta = {**MarkdownPdf.meta, "title": title or _first_heading(markdown)}
             pdf.meta["creator"] = "Evergreen"
             # root: an empty folder, so nothing outside the document can be embedded
@@ -85,6 +100,7 @@ def markdown_to_pdf(markdown: str, *, title: str | None = None) -> bytes:
             pdf.save(raw)
             doc = pymupdf.open(raw)
             try:
+                number_pages(doc)
                 doc.subset_fonts()
                 data = doc.tobytes(garbage=3, deflate=True)
             finally:
@@ -122,6 +138,117 @@ def _break_long_runs(state: StateCore) -> None:
 def add_break_opportunities(md: MarkdownIt) -> None:
     """Make ``md`` render no unbreakable run longer than ``WRAP`` (``CODE_WRAP`` in code)."""
     md.core.ruler.push("eg_break_long_runs", _break_long_runs)
+
+
+def number_pages(doc: pymupdf.Document) -> None:
+    """Write "n / N" centred at the foot of every page, in the bottom margin."""
+    import pymupdf
+
+    total = doc.page_count
+    for page in doc:
+        label = f"{page.number + 1} / {total}"
+        width = pymupdf.get_text_length(label, fontname="helv", fontsize=FOOTER_SIZE)
+        x = (page.rect.width - width) / 2
+        y = page.rect.height - 18  # the layout keeps a 36 pt margin (markdown-pdf's default)
+        page.insert_text(
+            (x, y), label, fontname="helv", fontsize=FOOTER_SIZE, color=(0.4, 0.4, 0.4)
+        )
+
+
+def _references_start(tokens: list[Token]) -> int | None:
+    """Where the References begin: the last level-2 heading titled so."""
+    for i in range(len(tokens) - 2, -1, -1):
+        token, inline = tokens[i], tokens[i + 1]
+        heading = token.type == "heading_open" and token.tag == "h2"
+        if heading and inline.type == "inline" and inline.content.strip() == REFERENCES_HEADING:
+            return i
+    return None
+
+
+def _anchor_entries(tokens: list[Token]) -> set[int]:
+    """Give each reference entry ("[n] …") the anchor ``ref-n``; return the numbers."""
+    anchors: set[int] = set()
+    for k in range(1, len(tokens) - 1):
+        opener, inline = tokens[k], tokens[k + 1]
+        if opener.type != "paragraph_open" or inline.type != "inline":
+            continue
+        match = _ENTRY_NUMBER.match(inline.content)
+        if match is None or int(match.group(1)) in anchors:
+            continue
+        target = tokens[k - 1] if opener.hidden else opener  # a tight list: on its item
+        target.attrSet("id", f"ref-{int(match.group(1))}")
+        anchors.add(int(match.group(1)))
+    return anchors
+
+
+def _citation_spans(text: str, anchors: set[int]) -> list[tuple[int, int, int]]:
+    """(start, end, n) of each citation of an anchored entry in ``text``: a lone ``[n]``
+    whole, each number of ``[1, 2]`` or ``[1-3]`` on its own."""
+    spans: list[tuple[int, int, int]] = []
+    for match in _CITATION.finditer(text):
+        numbers = list(_NUMBER.finditer(match.group(1)))
+        if len(numbers) == 1 and int(numbers[0].group()) in anchors:
+            spans.append((match.start(), match.end(), int(numbers[0].group())))
+            continue
+        offset = match.start(1)
+        spans += [
+            (offset + n.start(), offset + n.end(), int(n.group()))
+            for n in numbers
+            if int(n.group()) in anchors
+        ]
+    return spans
+
+
+def _linked_text(token: Token, anchors: set[int]) -> list[Token]:
+    """``token`` (a text token) split into text and links to its citations' entries."""
+    from markdown_it.token import Token
+
+    text, pieces, pos = token.content, [], 0
+    for start, end, number in _citation_spans(text, anchors):
+        if start > pos:
+            pieces.append(Token("text", "", 0, content=text[pos:start]))
+        pieces += [
+            Token("link_open", "a", 1, attrs={"href": f"#ref-{number}"}),
+            Token("text", "", 0, content=text[start:end]),
+            Token("link_close", "a", -1),
+        ]
+        pos = end
+    if not pieces:
+        return [token]
+    if pos < len(text):
+        pieces.append(Token("text", "", 0, content=text[pos:]))
+    return pieces
+
+
+def _linked_children(children: list[Token], anchors: set[int]) -> list[Token]:
+    out: list[Token] = []
+    depth = 0  # inside a link already: its text stays as it is
+    for child in children:
+        depth += 1 if child.type == "link_open" else -1 if child.type == "link_close" else 0
+        if child.type == "text" and depth == 0 and "[" in child.content:
+            out += _linked_text(child, anchors)
+        else:
+            out.append(child)
+    return out
+
+
+def _link_citations(state: StateCore) -> None:
+    """markdown-it core rule: ``[n]`` in the text → a link to References entry n."""
+    start = _references_start(state.tokens)
+    if start is None:
+        return
+    anchors = _anchor_entries(state.tokens[start:])
+    if not anchors:
+        return
+    for token in state.tokens[:start]:
+        if token.type == "inline" and token.children:
+            token.children = _linked_children(token.children, anchors)
+
+
+def add_citation_links(md: MarkdownIt) -> None:
+    """Make ``md`` link each ``[n]`` to the References entry ``[n]`` (anchor ``ref-n``).
+    Runs before text tokens are joined, so an escaped ``\\[n]`` stays apart and plain."""
+    md.core.ruler.before("text_join", "eg_citation_links", _link_citations)
 
 
 def _render_in_worker(conn: Connection, markdown: str, title: str | None) -> None:

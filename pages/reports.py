@@ -1,4 +1,8 @@
-"""Reports (home): every tracked report, "Update now", and new reports (research or import)."""
+"""Reports (home): every tracked report, "Update now", new reports (research or import),
+and per report: rebuild from scratch, archive / unarchive, delete (after a confirmation).
+
+Archived reports are hidden unless "Show archived reports" is on. Importing a file that
+was imported before asks first; an as-of after today is refused (core.validation)."""
 
 from __future__ import annotations
 
@@ -7,11 +11,21 @@ from typing import Any
 import streamlit as st
 
 from core import jobs
-from core.dates import parse_as_of
+from core.dates import day, parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.export import version_markdown
-from core.repository import get_report
+from core.importer import DuplicateImportError
+from core.repository import (
+    archive_report,
+    archived_report_ids,
+    delete_report,
+    deletion_message,
+    deletion_preview,
+    get_report,
+    unarchive_report,
+)
+from core.validation import check_as_of
 from core.views import (
     as_of_choices,
     esc,
@@ -23,10 +37,13 @@ from core.views import (
 from pages._shared import REPORT_KEY, RUN_KEY, progress_line, show_error, style
 
 LIVE_EVERY = 1.0  # seconds between progress polls while a run is working
+DELETE_KEY = "eg_confirm_delete"  # the report whose deletion waits for a confirmation
+DUPLICATE_KEY = "eg_import_duplicate"  # an import refused as a duplicate, to confirm
 
 
 def _when(choice: str) -> Any:
-    return None if choice == "now" else parse_as_of(choice)
+    """An as-of choice: None for now; a date after today is refused (EvergreenError)."""
+    return None if choice == "now" else check_as_of(parse_as_of(choice))
 
 
 def _cost_line(cost: dict[str, Any] | None) -> str:
@@ -82,13 +99,13 @@ def interrupted_run(run: dict[str, Any]) -> None:
             show_error(exc)
 
 
-def report_card(card: dict[str, Any]) -> None:
+def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
     rid = card["id"]
     run = card["open_run"]
     with st.container(border=True):
         left, right = st.columns([3, 2], gap="medium")
         with left:
-            badges = ""
+            badges = '<span class="eg-badge eg-a-keep">archived</span>' if archived else ""
             if card["needs_review"]:
                 badges += '<span class="eg-badge eg-a-revise">needs review</span>'
             elif run and run["status"] in ("running", "cancelling"):
@@ -127,7 +144,9 @@ def report_card(card: dict[str, Any]) -> None:
                 st.session_state[REPORT_KEY] = rid
                 st.switch_page("pages/history.py")
         with right:
-            if run and run["status"] in ("running", "cancelling"):
+            if archived:
+                archived_controls(card)
+            elif run and run["status"] in ("running", "cancelling"):
                 live_run(run["id"])
             elif run and run["status"] == "interrupted":
                 interrupted_run(run)
@@ -135,6 +154,142 @@ def report_card(card: dict[str, Any]) -> None:
                 update_controls(card)
             elif card["last_run_status"] == "failed":
                 st.error("Creating this report failed; see its run on the Review screen.")
+            if st.session_state.get(DELETE_KEY) == rid:
+                confirm_delete(rid)
+            elif not archived:
+                manage(card)
+
+
+def archived_controls(card: dict[str, Any]) -> None:
+    """An archived report: kept whole, not updated; bring it back or delete it."""
+    rid = card["id"]
+    st.caption("Archived: hidden from the list and never updated on a schedule.")
+    c1, c2 = st.columns(2)
+    if c1.button("Unarchive", key=f"unarchive_{rid}", type="primary"):
+        set_archived(rid, False)
+    if c2.button("Delete …", key=f"delete_{rid}"):
+        ask_delete(rid)
+
+
+def manage(card: dict[str, Any]) -> None:
+    """Rebuild from scratch, archive, delete: the less frequent actions, folded away."""
+    rid = card["id"]
+    with st.expander("Rebuild, archive or delete"):
+        if card["version"]:
+            rebuild_controls(card)
+        c1, c2 = st.columns(2)
+        if c1.button(
+            "Archive",
+            key=f"archive_{rid}",
+            help="Hide it from this list and from the update schedule; nothing is deleted, "
+            "and Show archived reports brings it back.",
+        ):
+            set_archived(rid, True)
+        if c2.button("Delete …", key=f"delete_{rid}", help="Asks for a confirmation first."):
+            ask_delete(rid)
+
+
+def set_archived(report_id: int, archived: bool) -> None:
+    try:
+        with session_scope() as session:
+            report = get_report(session, report_id)
+            (archive_report if archived else unarchive_report)(session, report)
+    except EvergreenError as exc:
+        show_error(exc)
+        return
+    st.session_state["eg_flash"] = (
+        f"Archived report {report_id}: it is kept; turn on Show archived reports to see it."
+        if archived
+        else f"Report {report_id} is back in the list."
+    )
+    st.rerun()
+
+
+def ask_delete(report_id: int) -> None:
+    st.session_state[DELETE_KEY] = report_id
+    st.rerun()
+
+
+def confirm_delete(report_id: int) -> None:
+    """What deleting removes, and the two ways out: delete for good, or keep it."""
+    try:
+        with session_scope() as session:
+            report = get_report(session, report_id)
+            message = deletion_message(report, deletion_preview(session, report))
+    except EvergreenError as exc:
+        st.session_state.pop(DELETE_KEY, None)
+        show_error(exc)
+        return
+    st.warning(f"{message} This cannot be undone (Archive hides a report and keeps it).")
+    c1, c2 = st.columns(2)
+    if c1.button("Delete for good", key=f"delete_confirm_{report_id}", type="primary"):
+        delete_now(report_id)
+    if c2.button("Keep it", key=f"delete_cancel_{report_id}"):
+        st.session_state.pop(DELETE_KEY, None)
+        st.rerun()
+
+
+def delete_now(report_id: int) -> None:
+    try:
+        with session_scope() as session:
+            deleted = delete_report(session, get_report(session, report_id))
+    except EvergreenError as exc:
+        show_error(exc)
+        return
+    st.session_state.pop(DELETE_KEY, None)
+    for key in (REPORT_KEY, RUN_KEY):
+        st.session_state.pop(key, None)  # no screen keeps pointing at it
+    st.session_state["eg_flash"] = (
+        f"Deleted report {report_id} with its {deleted['versions']} version(s) and "
+        f"{deleted['runs']} run(s)."
+    )
+    st.rerun()
+
+
+def rebuild_controls(card: dict[str, Any]) -> None:
+    """A from-scratch baseline of the report at a date (``evergreen rebuild``): the cost
+    and content updates are compared against."""
+    rid = card["id"]
+    options = ["now", *as_of_choices(card["source"])[::-1]]  # [] for the web
+    c1, c2 = st.columns([2, 3], vertical_alignment="bottom")
+    choice = c1.selectbox("Rebuild as of", options, key=f"rebuild_asof_{rid}")
+    if c2.button(
+        "Rebuild from scratch",
+        key=f"rebuild_{rid}",
+        help="Research the same question from scratch at that date, as a separate baseline "
+        "report: the report itself is not changed.",
+    ):
+        rebuild(rid, choice)
+
+
+def rebuild(report_id: int, choice: str) -> None:
+    from core.research import create_report
+
+    try:
+        when = _when(choice)
+        with session_scope() as session:
+            original = get_report(session, report_id)  # read before the long work starts
+            title, query = original.title, original.query
+            source, settings = original.source, dict(original.settings or {})
+        with st.spinner("Rebuilding from scratch …"):
+            result = create_report(
+                query,
+                title=f"Baseline of {title}",
+                as_of=when,
+                source=source,
+                settings=settings,
+                baseline_of=report_id,
+            )
+    except EvergreenError as exc:
+        show_error(exc)
+        return
+    st.session_state["eg_flash"] = (
+        f"Rebuilt report {report_id} from scratch as of {day(when) if when else 'now'}: "
+        f"baseline report {result['report_id']}, {result['sections']} sections citing "
+        f"{result['sources']} sources ({result['cost']['searches']} searches, "
+        f"{result['cost']['fetches']} fetches)."
+    )
+    st.rerun()
 
 
 def update_controls(card: dict[str, Any]) -> None:
@@ -201,15 +356,36 @@ def new_report() -> None:
             iasof = c2.text_input("As of (YYYY-MM-DD, empty: now)", key="import_as_of")
             if st.button("Import", key="import"):
                 import_upload(file, query, isource, iasof)
+            duplicate_prompt(file, query, isource, iasof)
 
 
-def import_upload(file: Any, query: str, source: str, as_of: str) -> None:
+def duplicate_prompt(file: Any, query: str, source: str, as_of: str) -> None:
+    """The chosen file was imported before: say where, and import it only if confirmed."""
+    pending = st.session_state.get(DUPLICATE_KEY)
+    if not pending:
+        return
+    if file is None or pending["file"] != file.file_id:  # another file: another question
+        st.session_state.pop(DUPLICATE_KEY, None)
+        return
+    st.warning(f"{pending['message']} Import a second copy anyway?")
+    c1, c2 = st.columns(2)
+    if c1.button("Import anyway", key="import_anyway"):
+        import_upload(file, query, source, as_of, allow_duplicate=True)
+    if c2.button("Don't import", key="import_skip"):
+        st.session_state.pop(DUPLICATE_KEY, None)
+        st.rerun()
+
+
+def import_upload(
+    file: Any, query: str, source: str, as_of: str, *, allow_duplicate: bool = False
+) -> None:
     from core.importer import decode_markdown, import_report
     from core.services import check_source
 
     if file is None:
         st.error("Choose a Markdown file to import.")
         return
+    st.session_state.pop(DUPLICATE_KEY, None)
     try:
         text = decode_markdown(file.getvalue(), file.name)
         check_source(source)
@@ -222,7 +398,11 @@ def import_upload(file: Any, query: str, source: str, as_of: str) -> None:
                 as_of=parse_as_of(as_of) if as_of.strip() else None,
                 source=source,
                 default_title=stem or "Imported report",
+                refuse_duplicate=not allow_duplicate,
             )
+    except DuplicateImportError as exc:
+        st.session_state[DUPLICATE_KEY] = {"file": file.file_id, "message": str(exc)}
+        return
     except EvergreenError as exc:
         show_error(exc)
         return
@@ -270,6 +450,7 @@ def main() -> None:
     try:
         with session_scope() as session:
             cards = report_cards(session)
+            archived = archived_report_ids(session)
     except EvergreenError as exc:
         show_error(exc)
         return
@@ -277,9 +458,22 @@ def main() -> None:
         st.info("No reports yet: research a question or import a Markdown report above.")
         return
     st.subheader("Tracked reports")
-    for card in cards:
-        report_card(card)
-    quick_look(cards)
+    shown = show_archived(cards, archived)
+    for card in shown:
+        report_card(card, archived=card["id"] in archived)
+    quick_look(shown)
+
+
+def show_archived(cards: list[dict[str, Any]], archived: set[int]) -> list[dict[str, Any]]:
+    """The cards to list: archived ones only with the toggle on (offered when there are)."""
+    count = sum(1 for c in cards if c["id"] in archived)
+    if not count:
+        return cards
+    on = st.toggle(f"Show archived reports ({count})", key="show_archived")
+    shown = [c for c in cards if on or c["id"] not in archived]
+    if not shown:
+        st.info("Every report is archived: turn on Show archived reports to see them.")
+    return shown
 
 
 main()

@@ -286,11 +286,11 @@ def create_report(
     """Research a new report from scratch and commit version 1 (CLI `create`)."""
     from core.db import session_scope
     from core.services import check_source
-    from core.validation import clean_question, clean_title
+    from core.validation import check_as_of, clean_question, clean_title
 
     question = clean_question(question)
     check_source(source)
-    when = as_of or utcnow()
+    when = check_as_of(as_of) or utcnow()
     with session_scope() as session:
         report = Report(
             title=clean_title(title or question[:120]),

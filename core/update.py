@@ -772,11 +772,12 @@ def _propose_added(
 def begin_update(report_ref: int | str, *, as_of: datetime | None = None) -> int:
     """Validate and register an update run; returns its id at once (work not started)."""
     from core.db import session_scope
+    from core.validation import check_as_of
 
     with session_scope() as session:
         report = get_report(session, report_ref)
         base = get_version(session, report)
-        when = as_of or utcnow()
+        when = check_as_of(as_of) or utcnow()
         if as_utc(when) < as_utc(base.as_of):
             raise EvergreenError(
                 f"As-of {day(when)} is earlier than the current version's ({day(base.as_of)}); "

@@ -81,6 +81,9 @@ def test_import_a_markdown_report_by_upload(app: AppTest) -> None:
     app.text_area(key="import_question").input("Where does battery storage stand?")
     app.text_input(key="import_as_of").input("2026-01-15")
     ok(app.button(key="import").click().run())
+    # the demo workspace imported the same file already: the app asks before a second copy
+    assert any("already imported" in w.value for w in app.warning)
+    ok(app.button(key="import_anyway").click().run())
     assert any("Imported report 2" in s.value for s in app.success)
     with session_scope() as session:
         report = get_report(session, 2)

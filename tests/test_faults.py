@@ -41,6 +41,7 @@ from sqlmodel import select
 from core.dates import utcnow
 from core.db import session_scope
 from core.models import Citation, PoolEntry, Report, Section, Snapshot, Source, UpdateRun
+from core.overview import DERIVED_KEYS
 from core.report_state import cited_markers
 from core.repository import get_report, get_version, sections_of
 from core.research import create_report
@@ -249,7 +250,11 @@ def web_env(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     monkeypatch.setattr(LlmWriter, "from_settings", classmethod(quick))
     with site, FakeTavily(results, key=TAVILY_KEY) as tavily, FakeOpenAI() as llm:
         use_loopback_providers(
-            monkeypatch, tavily=tavily, tavily_key=TAVILY_KEY, llm=llm, openai_key=OPENAI_KEY,
+            monkeypatch,
+            tavily=tavily,
+            tavily_key=TAVILY_KEY,
+            llm=llm,
+            openai_key=OPENAI_KEY,
             home=workspace,
         )
         yield Env(site, tavily, llm)
@@ -262,12 +267,21 @@ def proposals(run_id: int) -> list[Any]:
 
 
 def citing(props: list[Any], marker: int) -> Any:
-    [p] = [p for p in props if marker in cited_markers(p.old_text or "")]
+    """The writer's section citing ``marker`` (the overview and key facts, which the
+    engine builds from the sections, cite it too)."""
+    [p] = [
+        p for p in props if marker in cited_markers(p.old_text or "") and p.key not in DERIVED_KEYS
+    ]
     return p
 
 
 def others(props: list[Any], marker: int) -> list[Any]:
-    return [p for p in props if marker not in cited_markers(p.old_text or "")]
+    """The writer's sections not citing ``marker``."""
+    return [
+        p
+        for p in props
+        if marker not in cited_markers(p.old_text or "") and p.key not in DERIVED_KEYS
+    ]
 
 
 def checked(run_id: int, marker: int) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from core.diffing import inline_html, side_by_side_html, word_diff
 from core.errors import EvergreenError
 from core.importer import MAX_IMPORT_BYTES, MAX_SECTIONS, import_report, read_markdown_file
 from core.models import Report, Snapshot, UpdateRun
+from core.overview import DERIVED_KEYS
 from core.report_state import cited_markers, parse_markdown, render_markdown
 from core.repository import get_report, get_version, sections_of
 from core.research import create_report
@@ -241,7 +242,11 @@ def test_page_that_instructs_the_model_changes_only_its_own_section(env: Env) ->
     v1 = {sec.key: sec.body for sec in latest_sections(env)}
     calls = len(env.llm.requests)
     # A model that obeys the page: its revision adds the sentence, citing [lfp] and [99].
-    [old] = [sec.body for sec in latest_sections(env) if flow in cited_markers(sec.body)]
+    [old] = [
+        sec.body
+        for sec in latest_sections(env)
+        if flow in cited_markers(sec.body) and sec.key not in DERIVED_KEYS
+    ]
     obeyed = old + f" Evergreen recommends buying ACME shares [{lfp}][99]."
     env.llm.script(Step("ok", content={"body": obeyed}), Step("ok", content={"body": obeyed}))
     result = env.update()
@@ -338,7 +343,7 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
             [sec] = [
                 x
                 for x in sections_of(s, get_version(s, get_report(s, made["report_id"])).id)
-                if "[1]" in x.body
+                if "[1]" in x.body and x.key not in DERIVED_KEYS
             ]
             old = sec.body
         obeyed = Step(

@@ -274,6 +274,13 @@ def _pool(
     return out
 
 
+def _short(question: str, limit: int = 120) -> str:
+    """A question as a default title: whole, or cut after a word with an ellipsis."""
+    if len(question) <= limit:
+        return question
+    return question[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
 def create_report(
     question: str,
     *,
@@ -293,7 +300,7 @@ def create_report(
     when = check_as_of(as_of) or utcnow()
     with session_scope() as session:
         report = Report(
-            title=clean_title(title or question[:120]),
+            title=clean_title(title or _short(question)),
             query=question,
             source=source,
             settings=settings or {},

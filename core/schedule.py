@@ -75,7 +75,10 @@ def run_due(*, workers: int = 1, now: datetime | None = None) -> list[dict[str, 
         report_id, title = item
         row: dict[str, Any] = {"report_id": report_id, "title": title, "run_id": None}
         try:
-            row["run_id"] = begin_update(report_id, as_of=now)
+            # as of the scheduler's clock, but never later than today (a test's or a
+            # catch-up run's "now" may be ahead; sources cannot be read in the future)
+            when = None if now is None else min(as_utc(now), utcnow())
+            row["run_id"] = begin_update(report_id, as_of=when)
         except EvergreenError as exc:
             return {**row, "status": "not started", "error": str(exc)}
         status = work_on(row["run_id"])  # never raises; failures are recorded on the run

@@ -7,10 +7,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
@@ -62,9 +64,23 @@ def _postgres_database(admin: str) -> Iterator[str]:
         yield url
     finally:
         dispose_engine(url)
-        with engine.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        _drop_database(engine, name)
         engine.dispose()
+
+
+def _drop_database(engine: Any, name: str) -> None:
+    """Drop a test database. An autovacuum worker (a superuser's backend) may be in it for
+    a moment, which FORCE may not terminate as our role: retry briefly, then leave it (a
+    leftover test database is harmless, a failed teardown fails a passing test)."""
+    import sqlalchemy as sa
+
+    for attempt in range(5):
+        try:
+            with engine.connect() as conn:
+                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            return
+        except sa.exc.DBAPIError:
+            time.sleep(0.2 * (attempt + 1))
 
 
 def write_jsonl(path: Path, records: list[dict], *, gz: bool = False) -> Path:

@@ -119,13 +119,20 @@ def key_facts_body(rows: Sequence[FactRow]) -> str:
     return "\n".join(lines)
 
 
+def _status_word(status: str) -> str:
+    """A status without its details: "In construction since 14 September 2026" and
+    "Funded; construction due …" count as "In construction" and "Funded"."""
+    head = re.split(r"\s*(?:[(;,]| since | on | from | until | in \d)", status, maxsplit=1)[0]
+    return head.strip() or status
+
+
 def status_count(rows: Sequence[FactRow]) -> str:
     """ "Of the 9 items tracked below, 4 are Final, 3 Draft and 2 Withdrawn." ('' if none)"""
     if not rows:
         return ""
     if len(rows) == 1:
         return f"The one item tracked below is {rows[0].status}."
-    counts = Counter(r.status.split("(", 1)[0].strip() for r in rows).most_common()
+    counts = Counter(_status_word(r.status) for r in rows).most_common()
     (first, n), rest = counts[0], counts[1:]
     parts = [f"{n} {'is' if n == 1 else 'are'} {first}"] + [f"{k} {v}" for v, k in rest]
     listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"

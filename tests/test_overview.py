@@ -64,6 +64,11 @@ def test_the_status_count_reads_as_a_sentence() -> None:
     assert status_count(rows) == "Of the 3 items tracked below, 2 are Final and 1 Draft."
     assert status_count(rows[:1]) == "The one item tracked below is Final."
     assert status_count([]) == ""
+    long = [
+        FactRow(1, "A", "In construction since 14 September 2026", ""),
+        FactRow(2, "B", "In construction", ""),
+    ]
+    assert status_count(long) == "Of the 2 items tracked below, 2 are In construction."
 
 
 def test_the_overview_quotes_each_section_and_no_table_or_status_line() -> None:

@@ -10,6 +10,16 @@ from contextvars import ContextVar
 
 from core.models import CostCounts, CostEvent
 
+# what a cost meter shows (seconds apart: time is not a cost the meters compare)
+COST_FIELDS = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "usd")
+COST_LABELS = {
+    "llm_calls": "LLM calls",
+    "tokens_in": "tokens in",
+    "tokens_out": "tokens out",
+    "searches": "searches",
+    "fetches": "fetches",
+    "usd": "$",
+}
 COST_KEYS = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "seconds")
 
 

@@ -20,13 +20,14 @@ from typing import Any
 from markdown_it import MarkdownIt
 from sqlmodel import Session, col, select
 
+from core.claim_words import claim_change_text
+from core.costs import COST_FIELDS
 from core.dates import as_utc, day, iso
-from core.diffing import diff_stats, inline_html, side_by_side_html, word_diff
+from core.diffing import inline_html, side_by_side_html, word_diff
 from core.errors import EvergreenError, NotFoundError
 from core.models import (
     OPEN_RUN_STATUSES,
     Claim,
-    CostEvent,
     Report,
     ReportVersion,
     Snapshot,
@@ -34,7 +35,6 @@ from core.models import (
     UpdateRun,
 )
 from core.repository import (
-    citations_of,
     get_version,
     load_doc,
     pool_of,
@@ -46,15 +46,6 @@ from core.runs import open_run_for, run_state, settings_of
 from core.services import report_rows, run_cost
 from core.untrusted import clean_markdown, strip_bidi
 
-COST_FIELDS = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "usd")
-COST_LABELS = {
-    "llm_calls": "LLM calls",
-    "tokens_in": "tokens in",
-    "tokens_out": "tokens out",
-    "searches": "searches",
-    "fetches": "fetches",
-    "usd": "$",
-}
 EVIDENCE_KINDS = ("unchanged", "minor", "material", "changed", "gone", "new")
 OPEN_STATUSES = OPEN_RUN_STATUSES
 CLAIMS_SHOWN = 4  # changed claims listed per source before "n more"
@@ -174,13 +165,13 @@ def as_of_choices(source: str, after: datetime | None = None) -> list[str]:
 
 def update_as_of_choices(session: Session, report_id: int) -> list[str]:
     """As-of choices for "Update now": snapshot dates after the current version."""
-    report = _report(session, report_id)
+    report = report_of(session, report_id)
     versions = versions_of(session, report_id)
     after = versions[-1].as_of if versions else None
     return as_of_choices(report.source, after)
 
 
-def _report(session: Session, report_id: int) -> Report:
+def report_of(session: Session, report_id: int) -> Report:
     report = session.get(Report, int(report_id))
     if report is None:
         raise NotFoundError(f"No report {report_id}.")
@@ -260,308 +251,6 @@ def evidence_rows_html(rows: list[dict[str, Any]]) -> str:
         )
     out.append("</tbody></table>")
     return "".join(out)
-
-
-def _cited_keys(body: str) -> set[tuple[str, int]]:
-    """(sentence, marker) pairs of a body, compared as a commit compares them."""
-    from core.anchors import sentence_key
-    from core.claims import cited_sentences
-
-    return {
-        (sentence_key(sentence), marker)
-        for _, sentence, markers in cited_sentences(body)
-        for marker in markers
-    }
-
-
-def _source_title(
-    session: Session, marker: int, check: dict[str, Any], titles: dict[int, str]
-) -> str:
-    if titles.get(marker):
-        return str(titles[marker])
-    for key in ("old_snapshot_id", "new_snapshot_id", "snapshot_id"):
-        snap = session.get(Snapshot, check[key]) if check.get(key) else None
-        if snap is not None and snap.title:
-            return snap.title
-        if snap is not None:
-            source = session.get(Source, snap.source_id)
-            if source is not None and (source.title or source.url):
-                return source.title or source.url
-    return f"source [{marker}]"
-
-
-def claim_change_text(check: dict[str, Any]) -> str:
-    """What changed in the passages a claim relied on, in plain words: the differing
-    figures, dates and statuses, or "passage gone"."""
-    diffs: list[str] = []
-    gone = 0
-    for passage in check.get("passages") or []:
-        if passage.get("outcome") == "gone" or passage.get("new") is None:
-            gone += 1
-            continue
-        for d in passage.get("differences") or []:
-            if d and d not in diffs:
-                diffs.append(str(d))
-    parts = ["; ".join(diffs)] if diffs else []
-    if gone:
-        parts.append("passage gone" if gone == 1 else f"{gone} passages gone")
-    if not parts:
-        return "passage gone" if check.get("outcome") == "gone" else "passage reworded"
-    return "; ".join(parts)
-
-
-def claim_changes(
-    session: Session, checks: list[dict[str, Any]], proposed: str, titles: dict[int, str]
-) -> list[dict[str, Any]]:
-    """The claims of a section whose passage was edited or is gone, each with the source,
-    what changed, and whether the proposed text still says the same sentence."""
-    from core.anchors import sentence_key
-
-    kept = _cited_keys(proposed)
-    out = []
-    for check in checks:
-        if check.get("outcome") not in ("edited", "gone"):
-            continue
-        marker = int(check.get("marker") or 0)
-        sentence = str(check.get("sentence") or "")
-        out.append(
-            {
-                "marker": marker,
-                "source": _source_title(session, marker, check, titles),
-                "outcome": check.get("outcome"),
-                "change": claim_change_text(check),
-                "sentence": sentence,
-                "unchanged_in_proposal": (sentence_key(sentence), marker) in kept,
-                "passages": [
-                    {"old": p.get("old") or "", "new": p.get("new")}
-                    for p in check.get("passages") or []
-                ],
-            }
-        )
-    return out
-
-
-def _passage_diff_html(old: str, new: str) -> str:
-    """A source passage's word diff, styled like the section diff but with classes of its
-    own (it sits in a folded list; the card's main diff keeps ``eg-del`` / ``eg-ins``)."""
-    return (
-        inline_html(word_diff(old, new))
-        .replace('<del class="eg-del">', '<del class="eg-p-del">')
-        .replace('<ins class="eg-ins">', '<ins class="eg-p-ins">')
-    )
-
-
-def claim_changes_html(changes: list[dict[str, Any]], *, new_text: bool = True) -> str:
-    """The changed claims of one card as escaped HTML: one line per claim
-    ("<source> [n]: <what changed>"), the report sentence under it, and the passages.
-    With ``new_text`` (the card proposes a different text) each sentence says whether
-    that text revises it."""
-    if not changes:
-        return ""
-    items = []
-    for c in changes:
-        note = ""
-        if new_text and c["unchanged_in_proposal"]:
-            note = '<span class="eg-flag eg-flag-stale">unchanged in the new text</span>'
-        elif new_text:
-            note = '<span class="eg-flag eg-flag-ok">revised in the new text</span>'
-        passages = "".join(
-            f"<li>{_passage_diff_html(p['old'], p['new'])}</li>"
-            if p["new"] is not None
-            else f'<li><del class="eg-p-del">{esc(p["old"])}</del> (gone)</li>'
-            for p in c["passages"]
-        )
-        details = (
-            f"<details><summary>source passages</summary><ul>{passages}</ul></details>"
-            if passages
-            else ""
-        )
-        items.append(
-            f'<li><div class="eg-claim-line"><b>{esc(c["source"])} [{esc(c["marker"])}]</b>: '
-            f"{esc(c['change'])}</div>"
-            f'<div class="eg-claim-sentence">“{esc(c["sentence"])}” {note}</div>{details}</li>'
-        )
-    return f'<ul class="eg-claims">{"".join(items)}</ul>'
-
-
-def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
-    """One card per section proposal of a run, with its diff, its changed claims and its
-    evidence as safe HTML.
-
-    ``stale_if_kept``: claims whose passage was edited or is gone — stale if the section
-    is kept as it is (a keep, or a rejected revision). ``stale_if_approved``: those of them
-    whose sentence the proposed text (or the analyst's edit) still says unchanged.
-    """
-    from core.review import proposals_of
-
-    cards = []
-    for p in proposals_of(session, run_id):
-        old = p.old_text or ""
-        if p.analyst_text is not None:
-            new = p.analyst_text
-        elif p.action == "keep":
-            new = p.new_text or old
-        else:
-            new = p.new_text or ""
-        changed = p.action != "keep" or new != old
-        titles = {
-            int(e["marker"]): e.get("title") or e.get("url") or ""
-            for e in p.evidence or []
-            if e.get("marker") is not None
-        }
-        removed = p.action == "remove"
-        changes = claim_changes(session, list(p.claims or []), "" if removed else new, titles)
-        flags = [str(f) for f in p.flags or []]
-        cards.append(
-            {
-                "key": p.key,
-                "heading": p.heading or "(opening paragraph)",
-                "level": p.level,
-                "action": p.action,
-                "decision": p.decision,
-                "rationale": p.rationale,
-                "flags": flags,
-                "attention": [f for f in flags if f.lower().startswith("needs attention")],
-                "old_text": old,
-                "new_text": p.new_text or "",
-                "proposed_text": new,
-                "edited": p.analyst_text is not None,
-                "changed": changed,
-                "diff_html": side_by_side_html(old, new) if changed else "",
-                "diff_stats": diff_stats(word_diff(old, new)) if changed else {},
-                "evidence": list(p.evidence or []),
-                "evidence_html": evidence_rows_html(list(p.evidence or [])),
-                "claim_changes": changes,
-                "claim_changes_html": claim_changes_html(changes, new_text=changed and not removed),
-                "stale_if_kept": len(changes),
-                "stale_if_approved": sum(c["unchanged_in_proposal"] for c in changes),
-            }
-        )
-        cards[-1]["stale_on_commit"] = _stale_on_commit(p, cards[-1])
-    return cards
-
-
-def _stale_on_commit(p: Any, card: dict[str, Any]) -> int | None:
-    """How many of the section's claims a commit with its current decision leaves stale
-    (None while it is pending), following ``core.review.commit_run``."""
-    if p.decision == "pending":
-        return None
-    accepted = p.decision == "approved"
-    if p.action == "remove":
-        return 0 if accepted else card["stale_if_kept"]
-    if accepted and (p.analyst_text is not None or p.action != "keep"):
-        return card["stale_if_approved"]
-    return card["stale_if_kept"]
-
-
-def cost_by_stage(session: Session, run_id: int) -> list[dict[str, Any]]:
-    """Per-stage cost of a run (stages summed over providers and models)."""
-    rows: dict[str, dict[str, float]] = {}
-    for ev in session.exec(select(CostEvent).where(CostEvent.run_id == run_id)):
-        row = rows.setdefault(ev.stage, dict.fromkeys((*COST_FIELDS, "seconds"), 0.0))
-        for key in (*COST_FIELDS, "seconds"):
-            row[key] += getattr(ev, key) or 0
-    return [{"stage": stage, **vals} for stage, vals in sorted(rows.items())]
-
-
-def _scratch_run(session: Session, report: Report) -> tuple[UpdateRun | None, str]:
-    create = session.exec(
-        select(UpdateRun)
-        .where(
-            UpdateRun.report_id == report.id,
-            col(UpdateRun.kind).in_(("create", "rebuild")),
-            UpdateRun.status == "committed",
-        )
-        .order_by(col(UpdateRun.id))
-    ).first()
-    if create is not None:
-        return create, f"this report's from-scratch research (run {create.id})"
-    baseline = session.exec(
-        select(UpdateRun)
-        .join(Report, col(Report.id) == UpdateRun.report_id)
-        .where(
-            Report.baseline_of == report.id,
-            col(UpdateRun.kind).in_(("create", "rebuild")),
-            UpdateRun.status == "committed",
-        )
-        .order_by(col(UpdateRun.id).desc())
-    ).first()
-    if baseline is not None:
-        return baseline, f"baseline report {baseline.report_id} (run {baseline.id})"
-    return None, ""
-
-
-def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
-    """What researching this report from scratch cost (its create run, or a baseline
-    report's rebuild) — or, for an imported report, an estimate.
-
-    The estimate follows what ``core.research`` does: one search per planning query
-    and per section, a fetch per source in the evidence pool, a writer call to plan, one to outline
-    and one per section; tokens ≈ characters / 4 of the sources read and the text
-    written; dollars from the configured writer model's price when the writer is an
-    LLM (the offline writer makes no LLM calls).
-    """
-    report = _report(session, report_id)
-    run, basis = _scratch_run(session, report)
-    if run is not None:
-        stages = cost_by_stage(session, run.id)
-        totals = {k: sum(s[k] for s in stages) for k in COST_FIELDS}
-        return {"estimated": False, "basis": basis, "stages": stages, "totals": totals}
-    from core.repository import newest_snapshot
-    from core.settings import get_settings
-
-    cfg = settings_of(report.settings)
-    versions = versions_of(session, report.id)
-    if not versions:
-        zero = dict.fromkeys(COST_FIELDS, 0)
-        return {"estimated": True, "basis": "no version yet", "stages": [], "totals": zero}
-    version = versions[-1]
-    sections = [s for s in sections_of(session, version.id) if s.level >= 1]
-    cited = citations_of(session, version.id)
-    pool = len(pool_of(session, report.id))  # a rebuild finds and fetches about the pool
-    source_chars = 0
-    for snap in cited.values():
-        newest = newest_snapshot(session, snap.source_id)
-        source_chars += len((newest.content if newest else snap.content) or "")
-    written = sum(len(s.body) for s in sections)
-    settings = get_settings()
-    writer = cfg.get("writer") or settings.llm
-    llm = writer != "offline"
-    calls = 2 + len(sections)
-    tokens_in = (source_chars + 2000 * calls) // 4 if llm else 0
-    tokens_out = written // 4 if llm else 0
-    usd = 0.0
-    if llm:
-        price = settings.price_for(settings.model_writer)
-        usd = round((tokens_in * price.input + tokens_out * price.output) / 1e6, 4)
-    stages = [
-        {"stage": "plan", "llm_calls": 1 if llm else 0, "tokens_in": 0, "tokens_out": 0,
-         "searches": 0, "fetches": 0, "usd": 0.0},
-        {"stage": "search", "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
-         "searches": int(cfg["queries"]) + len(sections), "fetches": 0, "usd": 0.0},
-        {"stage": "fetch", "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
-         "searches": 0, "fetches": max(len(cited), pool), "usd": 0.0},
-        {"stage": "write", "llm_calls": (calls - 1) if llm else 0, "tokens_in": tokens_in,
-         "tokens_out": tokens_out, "searches": 0, "fetches": 0, "usd": usd},
-    ]  # fmt: skip
-    totals = {k: sum(s[k] for s in stages) for k in COST_FIELDS}
-    return {
-        "estimated": True,
-        "basis": f"estimate for {len(sections)} sections and {pool} sources in the pool",
-        "stages": stages,
-        "totals": totals,
-    }
-
-
-def run_costs(session: Session, run_id: int) -> dict[str, Any]:
-    """A run's cost by stage and in total, with the from-scratch comparison."""
-    run = session.get(UpdateRun, int(run_id))
-    if run is None:
-        raise NotFoundError(f"No run {run_id}.")
-    stages = cost_by_stage(session, run.id)
-    totals = run_cost(session, run.id)
-    totals["writer_calls"] = int((run.summary or {}).get("writer_calls", 0))
-    return {"stages": stages, "totals": totals, "scratch": scratch_cost(session, run.report_id)}
 
 
 # -- reading a version -----------------------------------------------------------------
@@ -915,7 +604,7 @@ def providers_of(source: str) -> dict[str, str]:
 
 
 def report_settings(session: Session, report_id: int) -> dict[str, Any]:
-    report = _report(session, report_id)
+    report = report_of(session, report_id)
     return {
         **settings_of(report.settings),
         "source": report.source,

@@ -7,8 +7,10 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.cost_views import scratch_cost
+from core.costs import COST_FIELDS, COST_LABELS
 from core.db import session_scope
-from core.views import COST_FIELDS, COST_LABELS, EVIDENCE_KINDS, history, scratch_cost
+from core.views import EVIDENCE_KINDS, history
 from pages._shared import ACTION_COLORS, KIND_COLORS, pick_report, style
 
 LAYOUT = {"height": 320, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}}

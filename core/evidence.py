@@ -23,7 +23,7 @@ from sqlmodel import Session, col, select
 from core import faults
 from core.changes import ChangeResult, ClaimChange, classify_change, content_hash
 from core.costs import CostMeter
-from core.dates import day, iso, utcnow
+from core.dates import as_utc, day, iso, utcnow
 from core.errors import EvergreenError
 from core.facets import facets_of
 from core.models import PoolEntry, Report, Snapshot, Source, UpdateRun
@@ -230,110 +230,195 @@ def refresh(
 ) -> list[Checked]:
     """Re-check every cited source as of ``as_of`` and classify how it changed.
 
-    Each page is stored as it arrives. A resumed run reuses what it already fetched and
-    checked (no second fetch for those).
+    Each cited page is fetched once, and stored as it arrives. A citation imported from
+    someone's report with no content yet (its page could not be read at import) is
+    resolved from the same fetch when a temporal corpus says the page has not changed
+    since the report's date; only a page that changed since is also read as it stood
+    then (stage ``resolve``), so the change can be classified and its claims re-checked.
+    A resumed run reuses what it already fetched and checked (no second fetch for those).
     """
-    run = session.get(UpdateRun, run_id) if run_id is not None else None
-    # sources this run already checked without storing a snapshot (unchanged, gone, error)
-    seen: dict[str, str] = dict((run.summary or {}).get("refreshed", {})) if run else {}
-    reuse = _run_snapshots(session, run_id)
-    sources = {m: session.get(Source, snap.source_id) for m, snap in cited.items()}
-    # Citations imported from someone's report have no content: resolve them as they
-    # stood at the report's own date first (possible with a temporal corpus).
-    unresolved = [m for m, snap in cited.items() if snap.content is None]
-    if unresolved and temporal and base_as_of is not None:
-        todo = []
-        for m in unresolved:
-            again = reuse.get((sources[m].id, iso(base_as_of) or ""))
-            if again is not None:
-                cited[m] = again
+    resolve_at = base_as_of if temporal else None
+    job = _Refresh(session, report, cited, as_of, resolve_at, run_id, tau, progress)
+    pending = job.pending()
+    later: dict[str, FetchOutcome] = {}
+    with meter.stage("refresh"):
+        for url, outcome in fetch_stream(
+            fetcher, list(pending), as_of, meter, concurrency=concurrency, stage="refresh"
+        ):
+            marker = pending[url]
+            if _needs_base(job.cited[marker], outcome, resolve_at):
+                later[url] = outcome
             else:
-                todo.append(m)
-        by_url = {sources[m].url: m for m in todo}
+                job.check(marker, outcome)
+    if later:
+        job.resolve(later, pending, fetcher, meter, concurrency)
+    session.flush()
+    return [job.results[m] for m in sorted(job.results)]
+
+
+def _needs_base(prev: Snapshot, outcome: FetchOutcome, base_as_of: datetime | None) -> bool:
+    """Must an unresolved citation also be read as of the report's date? Not when the
+    page fetched now has been the same since then (the corpus dates each version), nor
+    when it could not be read now (unreachable: nothing to compare)."""
+    if prev.content is not None or base_as_of is None:
+        return False
+    page = outcome.page
+    if page is None:
+        return outcome.gone
+    return page.published is None or as_utc(page.published) > as_utc(base_as_of)
+
+
+class _Refresh:
+    """The state of one refresh: the cited snapshots, what a resumed run already did, and
+    the result per marker."""
+
+    def __init__(
+        self,
+        session: Session,
+        report: Report,
+        cited: dict[int, Snapshot],
+        as_of: datetime,
+        resolve_at: datetime | None,
+        run_id: int | None,
+        tau: float,
+        progress: Progress | None,
+    ) -> None:
+        self.session, self.report, self.cited = session, report, cited
+        self.as_of, self.run_id, self.tau, self.progress = as_of, run_id, tau, progress
+        self.resolve_at = resolve_at  # the report's date, when its pages can be read then
+        self.run = session.get(UpdateRun, run_id) if run_id is not None else None
+        # sources this run already checked without storing a snapshot (unchanged, gone, error)
+        self.seen: dict[str, str] = (
+            dict((self.run.summary or {}).get("refreshed", {})) if self.run else {}
+        )
+        self.reuse = _run_snapshots(session, run_id)
+        self.sources = {m: session.get(Source, snap.source_id) for m, snap in cited.items()}
+        self.results: dict[int, Checked] = {}
+        if resolve_at is not None:  # a resumed run: what it already resolved stays resolved
+            for m, snap in list(cited.items()):
+                again = self.reuse.get((self.sources[m].id, iso(resolve_at) or ""))
+                if snap.content is None and again is not None:
+                    cited[m] = again
+
+    def pending(self) -> dict[str, int]:
+        """The cited pages still to fetch (url → marker); the others are checked from what
+        this run already did."""
+        pending: dict[str, int] = {}
+        for marker, prev in sorted(self.cited.items()):
+            source = self.sources[marker]
+            pool_entry(self.session, self.report, source, marker=marker)
+            again = self.reuse.get((source.id, iso(self.as_of) or ""))
+            if again is not None and again.id != prev.id:
+                kind = "new" if prev.content is None else again.change_kind
+                change = None if kind == "new" else _stored_change(again)
+                self.results[marker] = Checked(marker, source, prev, again, kind, change)
+            elif str(source.id) in self.seen:
+                current = prev if prev.content else None
+                self.results[marker] = Checked(
+                    marker, source, prev, current, self.seen[str(source.id)]
+                )
+            else:
+                pending[source.url] = marker
+        return pending
+
+    def resolve(
+        self,
+        later: dict[str, FetchOutcome],
+        pending: dict[str, int],
+        fetcher: Fetcher,
+        meter: CostMeter,
+        concurrency: int,
+    ) -> None:
+        """Read the unresolved citations whose page changed as they stood at the report's
+        date, then check each against the page fetched now."""
+        base_as_of = self.resolve_at or self.as_of
         with meter.stage("resolve"):
             for n, (url, outcome) in enumerate(
                 fetch_stream(
                     fetcher,
-                    list(by_url),
+                    list(later),
                     base_as_of,
                     meter,
                     concurrency=concurrency,
                     stage="resolve",
                 )
             ):
-                m = by_url[url]
+                marker = pending[url]
                 if outcome.page is not None:
-                    cited[m] = store_snapshot(
-                        session, sources[m], outcome.page, as_of=base_as_of, run_id=run_id
+                    self.cited[marker] = store_snapshot(
+                        self.session,
+                        self.sources[marker],
+                        outcome.page,
+                        as_of=base_as_of,
+                        run_id=self.run_id,
                     )
-                if progress:
-                    progress(f"resolving cited source {n + 1}/{len(by_url)}")
-    results: dict[int, Checked] = {}
-    pending: dict[str, int] = {}
-    for marker, prev in sorted(cited.items()):
-        source = sources[marker]
-        entry = pool_entry(session, report, source, marker=marker)
-        again = reuse.get((source.id, iso(as_of) or ""))
-        if again is not None and again.id != prev.id:
-            kind = "new" if prev.content is None else again.change_kind
-            change = None if kind == "new" else _stored_change(again)
-            results[marker] = Checked(marker, source, prev, again, kind, change)
-        elif str(source.id) in seen:
-            current = prev if prev.content else None
-            results[marker] = Checked(marker, source, prev, current, seen[str(source.id)])
-        else:
-            pending[source.url] = marker
-    with meter.stage("refresh"):
-        for url, outcome in fetch_stream(
-            fetcher, list(pending), as_of, meter, concurrency=concurrency, stage="refresh"
+                if self.progress:
+                    self.progress(f"resolving cited source {n + 1}/{len(later)}")
+                self.check(marker, later[url])
+
+    def check(self, marker: int, outcome: FetchOutcome) -> None:
+        """Classify one cited page fetched now against what the report cited."""
+        session, source = self.session, self.sources[marker]
+        prev = self.cited[marker]
+        entry = pool_entry(session, self.report, source, marker=marker)
+        if outcome.page is None:
+            # gone: the page no longer exists; error: unreachable now, text kept and flagged
+            kind = "gone" if outcome.gone else "error"
+            checked = Checked(marker, source, prev, prev if prev.content else None, kind)
+            checked.error = outcome.error
+        elif (
+            prev.content is None
+            and self.resolve_at is not None
+            and not _needs_base(prev, outcome, self.resolve_at)
         ):
-            marker = pending[url]
-            prev, source = cited[marker], sources[marker]
-            entry = pool_entry(session, report, source, marker=marker)
-            if outcome.page is None:
-                # gone: the page no longer exists; error: unreachable now, text kept and flagged
-                kind = "gone" if outcome.gone else "error"
-                checked = Checked(marker, source, prev, prev if prev.content else None, kind)
-                checked.error = outcome.error
-            elif prev.content is None:
-                snap = store_snapshot(session, source, outcome.page, as_of=as_of, run_id=run_id)
-                checked = Checked(marker, source, prev, snap, "new")
-            elif content_hash(outcome.page.content) == prev.content_hash and (
-                json_safe(outcome.page.meta) == (prev.meta or {})
-            ):
-                checked = Checked(marker, source, prev, prev, "unchanged")
-            else:
-                change = classify_change(
-                    prev.content,
-                    outcome.page.content,
-                    tau,
-                    old_meta=prev.meta or {},
-                    new_meta=outcome.page.meta,
-                )
-                snap = store_snapshot(
-                    session,
-                    source,
-                    outcome.page,
-                    as_of=as_of,
-                    run_id=run_id,
-                    previous=prev,
-                    change=change,
-                )
-                checked = Checked(marker, source, prev, snap, change.kind, change)
-            entry.last_checked = utcnow()
-            entry.status = checked.kind
-            if checked.current is not None and checked.kind != "gone":
-                entry.latest_snapshot_id = checked.current.id
-            session.add(entry)
-            results[marker] = checked
-            if run is not None and checked.kind in ("unchanged", "gone", "error"):
-                seen[str(source.id)] = checked.kind
-                run.summary = {**(run.summary or {}), "refreshed": dict(seen)}
-                session.add(run)
-            if progress:
-                progress(f"checking source {len(results)}/{len(cited)}")
-    session.flush()
-    return [results[m] for m in sorted(results)]
+            # an unresolved citation whose page has not changed since the report's date
+            snap = store_snapshot(
+                session, source, outcome.page, as_of=self.resolve_at, run_id=self.run_id
+            )
+            self.cited[marker] = snap
+            checked = Checked(marker, source, snap, snap, "unchanged")
+        elif prev.content is None:
+            snap = store_snapshot(
+                session, source, outcome.page, as_of=self.as_of, run_id=self.run_id
+            )
+            checked = Checked(marker, source, prev, snap, "new")
+        elif content_hash(outcome.page.content) == prev.content_hash and (
+            json_safe(outcome.page.meta) == (prev.meta or {})
+        ):
+            checked = Checked(marker, source, prev, prev, "unchanged")
+        else:
+            change = classify_change(
+                prev.content,
+                outcome.page.content,
+                self.tau,
+                old_meta=prev.meta or {},
+                new_meta=outcome.page.meta,
+            )
+            snap = store_snapshot(
+                session,
+                source,
+                outcome.page,
+                as_of=self.as_of,
+                run_id=self.run_id,
+                previous=prev,
+                change=change,
+            )
+            checked = Checked(marker, source, prev, snap, change.kind, change)
+        self._record(entry, checked)
+
+    def _record(self, entry: PoolEntry, checked: Checked) -> None:
+        entry.last_checked = utcnow()
+        entry.status = checked.kind
+        if checked.current is not None and checked.kind != "gone":
+            entry.latest_snapshot_id = checked.current.id
+        self.session.add(entry)
+        self.results[checked.marker] = checked
+        if self.run is not None and checked.kind in ("unchanged", "gone", "error"):
+            self.seen[str(checked.source.id)] = checked.kind
+            self.run.summary = {**(self.run.summary or {}), "refreshed": dict(self.seen)}
+            self.session.add(self.run)
+        if self.progress:
+            self.progress(f"checking source {len(self.results)}/{len(self.cited)}")
 
 
 def discover(

@@ -110,6 +110,23 @@ def status_of(run_id: int) -> str | None:
         return run.status if run else None
 
 
+def runs_signature(report_id: int | None = None) -> tuple[tuple[int, str], ...]:
+    """Every run (of one report, or of all) as (id, status as shown): a page that keeps
+    the signature it was drawn with sees a run started, finished or cancelled elsewhere —
+    another tab, a worker, cron or the CLI — by comparing."""
+    from sqlmodel import col, select
+
+    from core.db import session_scope
+    from core.models import UpdateRun
+    from core.runs import run_state
+
+    with session_scope() as session:
+        query = select(UpdateRun).order_by(col(UpdateRun.id))
+        if report_id is not None:
+            query = query.where(UpdateRun.report_id == report_id)
+        return tuple((int(r.id), run_state(r)) for r in session.exec(query))
+
+
 def last_error(run_id: int) -> str | None:
     """Why the last background resume of the run was refused (None: it was not)."""
     return _errors.get(run_id)

@@ -20,6 +20,7 @@ from core.views import esc
 REPORT_KEY = "eg_report"  # the report the analyst is looking at (all screens)
 RUN_KEY = "eg_run"  # the run being followed or reviewed
 VERSION_KEY = "eg_version"
+DRAWN_KEY = "eg_drawn"  # how many times this tab drew a whole screen (fragments aside)
 
 ACTION_COLORS = {
     "keep": "#6b7280",
@@ -91,6 +92,7 @@ def style() -> None:
     CSS (a style-only st.html takes no space on the page)."""
     st.set_page_config(layout="wide")
     st.html(f"<style>{CSS}</style>")
+    st.session_state[DRAWN_KEY] = st.session_state.get(DRAWN_KEY, 0) + 1
 
 
 def badge_html(text: str, kind: str) -> str:
@@ -156,3 +158,24 @@ def _md_escape(text: str) -> str:
 
 
 md_escape = _md_escape
+
+
+WATCH_EVERY = 3.0  # seconds between a screen's looks at the runs (a run started elsewhere)
+
+
+@st.fragment(run_every=WATCH_EVERY)
+def watch_runs(report_id: int | None = None) -> None:
+    """Redraw the screen when a run of the report (or of any report) starts, finishes or
+    is cancelled elsewhere: in another tab, by a worker, from cron or the CLI."""
+    from core import jobs
+
+    key = f"eg_runs_seen:{report_id}"
+    try:
+        now = jobs.runs_signature(report_id)
+    except EvergreenError:
+        return  # a damaged database is reported by the screen itself
+    drawn = st.session_state.get(DRAWN_KEY, 0)
+    seen = st.session_state.get(key)
+    st.session_state[key] = (drawn, now)
+    if seen is not None and seen[0] == drawn and seen[1] != now:  # a poll, not a redraw
+        st.rerun(scope="app")

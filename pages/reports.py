@@ -34,7 +34,7 @@ from core.views import (
     source_choices,
     update_as_of_choices,
 )
-from pages._shared import REPORT_KEY, RUN_KEY, progress_line, show_error, style
+from pages._shared import REPORT_KEY, RUN_KEY, progress_line, show_error, style, watch_runs
 
 LIVE_EVERY = 1.0  # seconds between progress polls while a run is working
 DELETE_KEY = "eg_confirm_delete"  # the report whose deletion waits for a confirmation
@@ -99,6 +99,19 @@ def interrupted_run(run: dict[str, Any]) -> None:
             show_error(exc)
 
 
+def open_review(report_id: int, run_id: int) -> None:
+    st.session_state[REPORT_KEY] = report_id
+    st.session_state[RUN_KEY] = run_id
+    st.switch_page("pages/review.py")
+
+
+def awaiting_run(report_id: int, run_id: int) -> None:
+    """A run waits for review: the next update starts once it is committed or cancelled."""
+    if st.button(f"Review run {run_id}", key=f"review_run_{report_id}", type="primary"):
+        open_review(report_id, run_id)
+    st.caption("Commit or cancel it on the Review screen before the next update.")
+
+
 def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
     rid = card["id"]
     run = card["open_run"]
@@ -137,9 +150,7 @@ def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
                 st.switch_page("pages/report.py")
             awaiting = run and run["status"] == "awaiting_review"
             if awaiting and b2.button("Review", key=f"review_{rid}", type="primary"):
-                st.session_state[REPORT_KEY] = rid
-                st.session_state[RUN_KEY] = run["id"]
-                st.switch_page("pages/review.py")
+                open_review(rid, run["id"])
             if b3.button("History", key=f"history_{rid}", disabled=not card["version"]):
                 st.session_state[REPORT_KEY] = rid
                 st.switch_page("pages/history.py")
@@ -150,6 +161,8 @@ def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
                 live_run(run["id"])
             elif run and run["status"] == "interrupted":
                 interrupted_run(run)
+            elif run and run["status"] == "awaiting_review":
+                awaiting_run(rid, run["id"])
             elif card["version"]:
                 update_controls(card)
             elif card["last_run_status"] == "failed":
@@ -454,6 +467,7 @@ def main() -> None:
     except EvergreenError as exc:
         show_error(exc)
         return
+    watch_runs()
     if not cards:
         st.info("No reports yet: research a question or import a Markdown report above.")
         return

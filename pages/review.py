@@ -10,9 +10,8 @@ import streamlit as st
 from core import jobs
 from core.db import session_scope
 from core.errors import EvergreenError
-from core.review import commit_run, decide, get_run
-from core.review_views import review_cards
 from core.views import esc, run_info, runs_of
+from pages._cards import sections
 from pages._costs import cost_meters
 from pages._shared import (
     REPORT_KEY,
@@ -23,6 +22,7 @@ from pages._shared import (
     progress_line,
     show_error,
     style,
+    watch_runs,
 )
 
 
@@ -106,142 +106,6 @@ def recover(run: dict[str, Any]) -> None:
         st.error(f"Resume refused: {refused}")
 
 
-# -- cards -----------------------------------------------------------------------------------
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _become(n: int) -> str:
-    return "becomes" if n == 1 else "become"
-
-
-def claims_block(c: dict[str, Any]) -> None:
-    """The claims whose source passage changed, and how many would be left stale."""
-    if not c["claim_changes"]:
-        return
-    kept, approved = c["stale_if_kept"], c["stale_if_approved"]
-    line = f"⚠ {_plural(kept, 'stale claim')} if kept as is"
-    if c["action"] == "remove":
-        line += " · removing the section drops them"
-    elif c["changed"]:
-        line += (
-            f" · {approved} still unchanged in the new text"
-            if approved
-            else " · the new text revises all of them"
-        )
-    st.html(
-        f'<div class="eg-stale-count">{esc(line)}</div>'
-        f'<div class="eg-muted">Claims whose source passage changed:</div>'
-        f"{c['claim_changes_html']}"
-    )
-
-
-def edit_box(run_id: int, c: dict[str, Any], *, primary: bool = False) -> None:
-    key = c["key"]
-    label = "Revised text" if c["action"] == "keep" else "New text"
-    text = st.text_area(
-        f"{label} (Markdown; cite sources as [n])",
-        value=c["proposed_text"],
-        key=f"edit:{key}",
-        height=220,
-    )
-    kind = "primary" if primary else "secondary"
-    if st.button("Save edit and approve", key=f"save:{key}", type=kind):
-        _decide(run_id, edits={key: text})
-
-
-def card(run_id: int, c: dict[str, Any], editable: bool) -> None:
-    key = c["key"]
-    keep = c["action"] == "keep"
-    with st.container(border=True):
-        decision = c["decision"] + (" (edited)" if c["edited"] else "")
-        if keep and c["decision"] == "rejected" and not c["edited"]:
-            decision += " (to be revised)"
-        others = [f for f in c["flags"] if f not in c["attention"]]
-        flags = "".join(f'<div class="eg-muted">⚑ {esc(f)}</div>' for f in others)
-        stats = c["diff_stats"]
-        words = f" · +{stats['words_inserted']} / −{stats['words_deleted']} words" if stats else ""
-        st.html(
-            f'<div class="eg-card-head">{badge_html(c["action"], c["action"])}'
-            f"{esc(c['heading'])}</div>"
-            f'<div class="eg-muted">decision: <b>{esc(decision)}</b>{esc(words)}</div>'
-        )
-        for flag in c["attention"]:  # e.g. the writer failed: the section was kept as it was
-            st.warning(flag, icon="⚠️")
-        st.html(f"<div>{esc(c['rationale'])}</div>{flags}")
-        claims_block(c)
-        if not c["changed"]:
-            with st.expander("Unchanged text", expanded=False):
-                st.html(f'<div style="white-space: pre-wrap">{esc(c["old_text"])}</div>')
-        else:
-            st.html(c["diff_html"])
-        if c["evidence"]:
-            with st.expander(f"Evidence behind it ({len(c['evidence'])})", expanded=c["changed"]):
-                st.html(c["evidence_html"])
-        if not editable:
-            return
-        b1, b2, _ = st.columns([1, 1, 4])
-        if keep:  # keep as is, or reject the keep: the analyst revises it by hand
-            if b1.button(
-                "Keep as is",
-                key=f"keep:{key}",
-                disabled=c["decision"] == "approved",
-                type="primary",
-            ):
-                _decide(run_id, approve=[key])
-            if b2.button(
-                "Reject",
-                key=f"reject:{key}",
-                disabled=c["decision"] == "rejected",
-                help="Keeping it is wrong: revise this section by hand.",
-            ):
-                _decide(run_id, reject=[key])
-            if c["decision"] == "rejected" and not c["edited"]:
-                stale = c["stale_if_kept"]
-                st.caption(
-                    "Type the revision below and save it. Committed without one, the section "
-                    "stays as it is"
-                    + (f" and {_plural(stale, 'claim')} {_become(stale)} stale." if stale else ".")
-                )
-                edit_box(run_id, c, primary=True)
-            else:
-                with st.expander("Edit this section"):
-                    edit_box(run_id, c)
-            return
-        if b1.button(
-            "Approve", key=f"approve:{key}", disabled=c["decision"] == "approved", type="primary"
-        ):
-            _decide(run_id, approve=[key])
-        if b2.button("Reject", key=f"reject:{key}", disabled=c["decision"] == "rejected"):
-            _decide(run_id, reject=[key])
-        if c["action"] != "remove":
-            with st.expander("Edit the new text"):
-                edit_box(run_id, c)
-
-
-def _decide(run_id: int, **kwargs: Any) -> None:
-    try:
-        with session_scope() as session:
-            decide(session, get_run(session, run_id), **kwargs)
-    except EvergreenError as exc:
-        show_error(exc)
-        return
-    st.rerun()
-
-
-def commit(run_id: int) -> None:
-    try:
-        with session_scope() as session:
-            version = commit_run(session, get_run(session, run_id))
-            number = version.number
-    except EvergreenError as exc:
-        show_error(exc)
-        return
-    st.session_state[VERSION_KEY] = number
-    st.session_state["eg_flash"] = f"Committed version {number}."
-    st.rerun()
-
-
 def main() -> None:
     style()
     st.title("Review")
@@ -249,6 +113,7 @@ def main() -> None:
     report_id = pick_report(key="review_report_pick")
     if report_id is None:
         return
+    watch_runs(report_id)
     run = pick_run(report_id)
     if run is None:
         return
@@ -260,7 +125,6 @@ def main() -> None:
         return
     with session_scope() as session:
         info = run_info(session, run_id)
-        cards = review_cards(session, run_id)
     progress_line(info)
     if info["status"] in ("failed", "cancelled", "interrupted") and info["kind"] == "update":
         recover(info)
@@ -280,36 +144,7 @@ def main() -> None:
         st.html("".join(f'<div class="eg-muted">⚑ {esc(f)}</div>' for f in summary["flags"]))
     st.subheader("Cost of this run")
     cost_meters(run_id)
-    if not cards:
-        return
-    st.subheader("Sections")
-    pending = sum(1 for c in cards if c["decision"] == "pending")
-    if editable:
-        c1, c2, c3 = st.columns([1, 1, 3])
-        if c1.button("Approve all pending", key="approve_all", disabled=not pending):
-            _decide(run_id, approve_all=True)
-        if c2.button("Cancel this run", key="drop_run"):
-            try:
-                jobs.cancel(run_id)
-            except EvergreenError as exc:
-                show_error(exc)
-            else:
-                st.rerun()
-        c3.caption(f"{pending} of {len(cards)} section(s) still pending.")
-    for c in cards:
-        card(run_id, c, editable)
-    if editable:
-        if st.button("Commit version", key="commit", type="primary", disabled=bool(pending)):
-            commit(run_id)
-        if pending:
-            st.caption("Decide every pending section to commit.")
-        else:
-            stale = sum(c["stale_on_commit"] or 0 for c in cards)
-            st.caption(
-                f"Committing with these decisions leaves {_plural(stale, 'claim')} stale."
-                if stale
-                else "Committing with these decisions leaves no claim stale."
-            )
+    sections(run_id, editable)
 
 
 main()

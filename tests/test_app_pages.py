@@ -60,13 +60,18 @@ def test_home_lists_the_sample_report_ready_to_update(app: AppTest) -> None:
     assert "2026-01-15" not in options  # not after the current version
 
 
-def test_update_now_marks_needs_review_and_a_second_update_is_refused(app: AppTest) -> None:
+def test_update_now_gives_way_to_review_run_n_while_a_run_awaits_review(app: AppTest) -> None:
     app.selectbox(key="asof_1").select("2026-04-15").run()
     ok(app.button(key="update_1").click().run())
     assert "needs review" in texts(app)
     assert app.button(key="review_1").label == "Review"
-    ok(app.button(key="update_1").click().run())
-    assert any("is awaiting review" in e.value for e in app.error)
+    assert "update_1" not in [b.key for b in app.button]  # no second update to start
+    with session_scope() as session:
+        run = session.exec(select(UpdateRun).where(UpdateRun.kind == "update")).one()
+    review = app.button(key="review_run_1")
+    assert review.label == f"Review run {run.id}"
+    ok(review.click().run())
+    assert app.button(key="commit").label == "Commit version"  # on the Review screen
 
 
 def test_create_a_report_with_a_bad_question_shows_the_message(app: AppTest) -> None:

@@ -1,0 +1,330 @@
+"""The Review screen's section cards, each a Streamlit fragment: a decision reruns its
+own card (and the small decision bars), never the whole page with every diff, evidence
+table and chart.
+
+The heavy part of a card — diffs, evidence and claim HTML — is a cached read model keyed
+by the proposals' contents (texts and analyst edits); decisions are read fresh from the
+database on every card run and laid over it. The decision bars poll the run every few
+seconds, so a decision or a commit made in another tab (or from the CLI) shows here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from core.db import session_scope
+from core.errors import EvergreenError
+from core.review import commit_run, decide, get_run, proposals_of
+from core.review_views import _stale_on_commit, review_cards
+from core.views import esc, run_info
+from pages._shared import VERSION_KEY, badge_html, show_error
+
+POLL_EVERY = 2.0  # seconds between the decision bars' looks at the run
+SEEN_KEY = "eg_review_seen"  # (run, status, decisions) as this tab last showed them
+FULL_RERUN_KEY = "eg_review_full_rerun"  # a decision changed what the whole page shows
+
+
+# -- read models -----------------------------------------------------------------------------
+def _contents(proposals: list[Any]) -> tuple[tuple[Any, ...], ...]:
+    """What a card's heavy HTML depends on: everything but the decision."""
+    return tuple((p.id, p.key, p.action, p.new_text, p.analyst_text) for p in proposals)
+
+
+def _decisions(proposals: list[Any]) -> tuple[tuple[str, str, bool], ...]:
+    return tuple((p.key, p.decision, p.analyst_text is not None) for p in proposals)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _cached_cards(run_id: int, contents: tuple[tuple[Any, ...], ...]) -> list[dict[str, Any]]:
+    """Every card of a run as ``review_cards`` builds it, once per content state."""
+    del contents  # the cache key: a resumed run or an edit makes new cards
+    with session_scope() as session:
+        return review_cards(session, run_id)
+
+
+def current_cards(run_id: int) -> tuple[list[dict[str, Any]], str]:
+    """The run's cards with today's decisions laid over the cached HTML, and the run's
+    status, read in one transaction."""
+    with session_scope() as session:
+        status = get_run(session, run_id).status
+        proposals = proposals_of(session, run_id)
+        cards = _cached_cards(run_id, _contents(proposals))
+        by_key = {p.key: p for p in proposals}
+        out = []
+        for cached in cards:
+            p = by_key.get(cached["key"])
+            if p is None:
+                continue
+            card = dict(cached)
+            card["decision"] = p.decision
+            card["edited"] = p.analyst_text is not None
+            card["stale_on_commit"] = _stale_on_commit(p, card)
+            out.append(card)
+        remember(run_id, status, _decisions(proposals))
+    return out, status
+
+
+def remember(run_id: int, status: str, decisions: tuple[tuple[str, str, bool], ...]) -> None:
+    st.session_state[SEEN_KEY] = (run_id, status, decisions)
+
+
+def _pending(cards: list[dict[str, Any]]) -> int:
+    return sum(1 for c in cards if c["decision"] == "pending")
+
+
+# -- decisions -------------------------------------------------------------------------------
+def _decide(run_id: int, **kwargs: Any) -> None:
+    """A decision from a card's button (a callback: it runs before the card reruns)."""
+    try:
+        with session_scope() as session:
+            before = sum(p.decision == "pending" for p in proposals_of(session, run_id))
+            proposals = decide(session, get_run(session, run_id), **kwargs)
+            after = sum(p.decision == "pending" for p in proposals)
+            remember(run_id, "awaiting_review", _decisions(proposals))
+    except EvergreenError as exc:
+        st.session_state["eg_review_error"] = str(exc)
+        return
+    if (before == 0) != (after == 0):  # Commit becomes possible, or no longer is
+        st.session_state[FULL_RERUN_KEY] = True
+
+
+def _shown_error() -> None:
+    message = st.session_state.pop("eg_review_error", None)
+    if message:
+        show_error(EvergreenError(message))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _become(n: int) -> str:
+    return "becomes" if n == 1 else "become"
+
+
+def claims_block(c: dict[str, Any]) -> None:
+    """The claims whose source passage changed, and how many would be left stale."""
+    if not c["claim_changes"]:
+        return
+    kept, approved = c["stale_if_kept"], c["stale_if_approved"]
+    line = f"⚠ {_plural(kept, 'stale claim')} if kept as is"
+    if c["action"] == "remove":
+        line += " · removing the section drops them"
+    elif c["changed"]:
+        line += (
+            f" · {approved} still unchanged in the new text"
+            if approved
+            else " · the new text revises all of them"
+        )
+    st.html(
+        f'<div class="eg-stale-count">{esc(line)}</div>'
+        f'<div class="eg-muted">Claims whose source passage changed:</div>'
+        f"{c['claim_changes_html']}"
+    )
+
+
+def edit_box(run_id: int, c: dict[str, Any], *, primary: bool = False) -> None:
+    key = c["key"]
+    label = "Revised text" if c["action"] == "keep" else "New text"
+    st.text_area(
+        f"{label} (Markdown; cite sources as [n])",
+        value=c["proposed_text"],
+        key=f"edit:{key}",
+        height=220,
+    )
+
+    def save() -> None:
+        _decide(run_id, edits={key: st.session_state[f"edit:{key}"]})
+
+    kind = "primary" if primary else "secondary"
+    st.button("Save edit and approve", key=f"save:{key}", type=kind, on_click=save)
+
+
+def _buttons(run_id: int, c: dict[str, Any]) -> None:
+    key = c["key"]
+    b1, b2, _ = st.columns([1, 1, 4])
+    if c["action"] == "keep":  # keep as is, or reject the keep: the analyst revises it
+        b1.button(
+            "Keep as is",
+            key=f"keep:{key}",
+            disabled=c["decision"] == "approved",
+            type="primary",
+            on_click=_decide,
+            args=(run_id,),
+            kwargs={"approve": [key]},
+        )
+        b2.button(
+            "Reject",
+            key=f"reject:{key}",
+            disabled=c["decision"] == "rejected",
+            help="Keeping it is wrong: revise this section by hand.",
+            on_click=_decide,
+            args=(run_id,),
+            kwargs={"reject": [key]},
+        )
+        if c["decision"] == "rejected" and not c["edited"]:
+            stale = c["stale_if_kept"]
+            st.caption(
+                "Type the revision below and save it. Committed without one, the section "
+                "stays as it is"
+                + (f" and {_plural(stale, 'claim')} {_become(stale)} stale." if stale else ".")
+            )
+            edit_box(run_id, c, primary=True)
+        else:
+            with st.expander("Edit this section"):
+                edit_box(run_id, c)
+        return
+    b1.button(
+        "Approve",
+        key=f"approve:{key}",
+        disabled=c["decision"] == "approved",
+        type="primary",
+        on_click=_decide,
+        args=(run_id,),
+        kwargs={"approve": [key]},
+    )
+    b2.button(
+        "Reject",
+        key=f"reject:{key}",
+        disabled=c["decision"] == "rejected",
+        on_click=_decide,
+        args=(run_id,),
+        kwargs={"reject": [key]},
+    )
+    if c["action"] != "remove":
+        with st.expander("Edit the new text"):
+            edit_box(run_id, c)
+
+
+def _head(c: dict[str, Any]) -> None:
+    keep = c["action"] == "keep"
+    decision = c.get("decision_label", c["decision"]) + (" (edited)" if c["edited"] else "")
+    if keep and c["decision"] == "rejected" and not c["edited"]:
+        decision += " (to be revised)"
+    others = [f for f in c["flags"] if f not in c["attention"]]
+    flags = "".join(f'<div class="eg-muted">⚑ {esc(f)}</div>' for f in others)
+    stats = c["diff_stats"]
+    words = f" · +{stats['words_inserted']} / −{stats['words_deleted']} words" if stats else ""
+    st.html(
+        f'<div class="eg-card-head">{badge_html(c.get("action_label", c["action"]), c["action"])}'
+        f"{esc(c['heading'])}</div>"
+        f'<div class="eg-muted">decision: <b>{esc(decision.lower())}</b>{esc(words)}</div>'
+    )
+    for flag in c["attention"]:  # e.g. the writer failed: the section was kept as it was
+        st.warning(flag, icon="⚠️")
+    st.html(f"<div>{esc(c['rationale'])}</div>{flags}")
+
+
+def _body(c: dict[str, Any]) -> None:
+    claims_block(c)
+    if not c["changed"]:
+        with st.expander("Unchanged text", expanded=False):
+            st.html(f'<div style="white-space: pre-wrap">{esc(c["old_text"])}</div>')
+    else:
+        st.html(c["diff_html"])
+    if c["evidence"]:
+        with st.expander(f"Evidence behind it ({len(c['evidence'])})", expanded=c["changed"]):
+            st.html(c["evidence_html"])
+
+
+@st.fragment
+def card(run_id: int, key: str, editable: bool) -> None:
+    """One section's card; its buttons rerun only this fragment."""
+    if st.session_state.pop(FULL_RERUN_KEY, False):
+        st.rerun(scope="app")
+    cards, status = current_cards(run_id)
+    c = next((c for c in cards if c["key"] == key), None)
+    if c is None:
+        return
+    editable = editable and status == "awaiting_review"
+    with st.container(border=True):
+        _shown_error()
+        _head(c)
+        _body(c)
+        if editable:
+            _buttons(run_id, c)
+
+
+# -- the bars around the cards ---------------------------------------------------------------
+def _changed_elsewhere(run_id: int) -> tuple[list[dict[str, Any]], str]:
+    """The cards as the database has them now; the whole page reruns when the run's
+    status or its decisions differ from what this tab last showed (another tab, the CLI)."""
+    seen = st.session_state.get(SEEN_KEY)
+    with session_scope() as session:
+        status = get_run(session, run_id).status
+        decisions = _decisions(proposals_of(session, run_id))
+    if seen is not None and seen != (run_id, status, decisions):
+        st.rerun(scope="app")
+    return [{"key": k, "decision": d} for k, d, _ in decisions], status
+
+
+@st.fragment(run_every=POLL_EVERY)
+def top_bar(run_id: int) -> None:
+    """Approve all pending, cancel the run, and how many sections are still pending."""
+    from core import jobs
+
+    decisions, _status = _changed_elsewhere(run_id)
+    pending = _pending(decisions)
+    c1, c2, c3 = st.columns([1, 1, 3])
+    if c1.button("Approve all pending", key="approve_all", disabled=not pending):
+        _decide(run_id, approve_all=True)
+        st.rerun(scope="app")
+    if c2.button("Cancel this run", key="drop_run"):
+        try:
+            jobs.cancel(run_id)
+        except EvergreenError as exc:
+            show_error(exc)
+        else:
+            st.rerun(scope="app")
+    c3.caption(f"{pending} of {len(decisions)} section(s) still pending.")
+
+
+@st.fragment(run_every=POLL_EVERY)
+def commit_bar(run_id: int) -> None:
+    """Commit version — possible once every section is decided — and what it leaves stale."""
+    _changed_elsewhere(run_id)
+    cards, _status = current_cards(run_id)
+    pending = _pending(cards)
+    if st.button("Commit version", key="commit", type="primary", disabled=bool(pending)):
+        commit(run_id)
+    if pending:
+        st.caption("Decide every pending section to commit.")
+        return
+    stale = sum(c["stale_on_commit"] or 0 for c in cards)
+    st.caption(
+        f"Committing with these decisions leaves {_plural(stale, 'claim')} stale."
+        if stale
+        else "Committing with these decisions leaves no claim stale."
+    )
+
+
+def commit(run_id: int) -> None:
+    try:
+        with session_scope() as session:
+            version = commit_run(session, get_run(session, run_id))
+            number = version.number
+    except EvergreenError as exc:
+        show_error(exc)
+        return
+    st.session_state[VERSION_KEY] = number
+    st.session_state["eg_flash"] = f"Committed version {number}."
+    st.rerun(scope="app")
+
+
+def sections(run_id: int, editable: bool) -> None:
+    """The cards of a run, with the decision bars when it awaits review."""
+    cards, _status = current_cards(run_id)
+    if not cards:
+        return
+    st.subheader("Sections")
+    if editable:
+        top_bar(run_id)
+    for c in cards:
+        card(run_id, c["key"], editable)
+    if editable:
+        commit_bar(run_id)
+
+
+__all__ = ["sections", "run_info"]

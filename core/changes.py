@@ -920,15 +920,24 @@ def _undo_typo_fixes(before: str, after: str) -> str:
 
 
 def _format_reason(category: str, removed: list[str], added: list[str]) -> str:
+    """A reason for tokens no word alignment could place: what went and what came."""
     if category == "decision":
-        left = ", ".join(f"'{t}'" for t in removed) or "(none)"
-        right = ", ".join(f"'{t}'" for t in added) or "(none)"
-        return f"decision word: {left} → {right}"
+        removed, added = [f"“{t}”" for t in removed], [f"“{t}”" for t in added]
     if removed and added:
-        return f"{category} {', '.join(removed)} → {', '.join(added)}"
+        return f"{', '.join(removed)} → {', '.join(added)}"
     if removed:
-        return f"{category} {', '.join(removed)} removed"
-    return f"{category} {', '.join(added)} added"
+        return f"{', '.join(removed)} dropped"
+    return f"now adds {', '.join(added)}"
+
+
+def _token_reasons(removed: Counter[Token], added: Counter[Token]) -> list[str]:
+    out = []
+    for category in ("decision", "date", "version", "number"):
+        r = sorted(t for (cat, t), n in removed.items() if cat == category for _ in range(n))
+        a = sorted(t for (cat, t), n in added.items() if cat == category for _ in range(n))
+        if r or a:
+            out.append(_format_reason(category, r, a))
+    return out
 
 
 def _is_ref_entry(sentence: str | None) -> bool:
@@ -966,6 +975,46 @@ class _ClaimTokens:
     after: Counter[Token]
     paired: bool  # a modified claim: weak tokens may be reported
     reportable: bool  # False for bibliography entries: they only cancel moves
+    old_text: str = ""
+    new_text: str = ""  # typo fixes undone
+
+
+#: link targets and literal markers left in a quoted sentence
+_QUOTE_NOISE = re.compile(r"\s*<[^<>\s]*>|`+|\*\*|__")
+_QUOTED = 160  # characters of an added or dropped sentence quoted in its reason
+
+
+def _quote(sentence: str) -> str:
+    from core.text import clean_inline
+
+    text = " ".join(_QUOTE_NOISE.sub(" ", clean_inline(sentence)).split()).replace(" .", ".")
+    return text if len(text) <= _QUOTED else text[: _QUOTED - 1].rstrip() + "…"
+
+
+def _positional_reasons(
+    e: _ClaimTokens, removed: Counter[Token], added: Counter[Token]
+) -> list[str]:
+    """What changed in one claim, in reading order, each changed figure, date or status
+    next to its replacement (the two sentences aligned word by word, see
+    :func:`core.anchors.passage_changes`): "$142/kWh → $134/kWh", "Q4 2025 → Q1 2026".
+
+    Only differences holding one of the claim's material tokens (``removed`` /
+    ``added``) are kept, so a figure merely restyled or moved is not reported. An added or
+    dropped sentence is quoted. [] when the alignment finds none of them."""
+    if not e.paired:
+        text, tokens, verb = (
+            (e.new_text, added, "adds") if e.new_text else (e.old_text, removed, "drops")
+        )
+        return [f"{verb} “{_quote(text)}”"] if tokens else []
+    from core.anchors import passage_changes
+
+    out = []
+    for d in passage_changes(e.old_text, e.new_text):
+        old_side = _material_tokens(d.old) if d.old else Counter()
+        new_side = _material_tokens(d.new) if d.new else Counter()
+        if old_side & removed or new_side & added:
+            out.append(str(d))
+    return out
 
 
 def material_reasons(
@@ -987,11 +1036,13 @@ def material_reasons(
     - In changed claims only: numbers, dates, versions and status/decision words
       that occur on one side but not the other. Tokens are compared as multisets
       pooled over all changed claims (so moved, merged or re-split sentences
-      cancel out), and each surviving difference is reported against the claim
-      it came from. Weak tokens (negations, RFC 2119 keywords, number words)
-      only count when they flip inside a modified claim; bibliography entries
-      and link targets never count on their own. Digits inside URLs, link
-      targets, references (PEP 8, RFC 822, #123) and footnote markers are
+      cancel out); each claim holding a surviving difference is then reported in
+      reading order with each changed figure next to its replacement ("$142 →
+      $134", "Q4 2025 → Q1 2026": the old and new sentence aligned word by word),
+      an added or dropped sentence quoted ("adds “…”"). Weak tokens (negations,
+      RFC 2119 keywords, number words) only count when they flip inside a modified
+      claim; bibliography entries and link targets never count on their own. Digits inside URLs,
+      link targets, references (PEP 8, RFC 822, #123) and footnote markers are
       ignored, and spelling fixes ("accpetance" -> "acceptance") are undone first.
     - Volume: at least :data:`MATERIAL_PROSE_WORDS` net new (or dropped) words
       of prose, even without any figure in them.
@@ -1014,13 +1065,17 @@ def material_reasons(
         ref = _is_ref_entry(c.before) or _is_ref_entry(c.after)
         if c.before is not None and c.after is not None:
             after = _undo_typo_fixes(c.before, c.after)
-            entry = _ClaimTokens(_material_tokens(c.before), _material_tokens(after), True, not ref)
+            entry = _ClaimTokens(
+                _material_tokens(c.before), _material_tokens(after), True, not ref, c.before, after
+            )
         else:
             entry = _ClaimTokens(
                 _material_tokens(c.before) if c.before else Counter(),
                 _material_tokens(c.after) if c.after else Counter(),
                 False,
                 not ref,
+                c.before or "",
+                c.after or "",
             )
         if not ref:
             words_before.update(_prose_words(c.before or ""))
@@ -1051,14 +1106,11 @@ def material_reasons(
             continue
         left_removed -= removed
         left_added -= added
-        for category in ("decision", "date", "version", "number"):
-            r = sorted(t for (cat, t), n in removed.items() if cat == category for _ in range(n))
-            a = sorted(t for (cat, t), n in added.items() if cat == category for _ in range(n))
-            if r or a:
-                reason = _format_reason(category, r, a)
-                if reason not in seen:
-                    seen.add(reason)
-                    reasons.append(reason)
+        found = _positional_reasons(e, removed, added) or _token_reasons(removed, added)
+        for reason in found:
+            if reason not in seen:
+                seen.add(reason)
+                reasons.append(reason)
 
     new_words = sum((words_after - words_before).values())
     gone_words = sum((words_before - words_after).values())

@@ -216,7 +216,7 @@ def test_figure_change_above_tau_is_material():
     result = classify_change(PEP_TEXT, new)
     assert result.similarity is not None and result.similarity > 0.9
     assert result.kind == "material"
-    assert "number 142 → 128" in result.reasons
+    assert "142 → 128" in result.reasons
     assert [c.kind for c in result.claims] == ["modified"]
 
 
@@ -231,10 +231,10 @@ def test_status_header_change_is_material():
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
-        ("Q3 2026", "Q1 2027", "date q3 2026 → q1 2027"),
-        ("Python 3.15", "Python 3.16", "version 3.15 → 3.16"),
-        ("proposes a new", "finalizes a new", "decision word: 'proposed' → 'final'"),
-        ("are slow, and they are", "are slow, and they are not", "decision word: (none) → 'not'"),
+        ("Q3 2026", "Q1 2027", "Q3 2026 → Q1 2027"),
+        ("Python 3.15", "Python 3.16", "3.15 → 3.16"),
+        ("proposes a new", "finalizes a new", "proposes → finalizes"),
+        ("are slow, and they are", "are slow, and they are not", "now adds “not”"),
     ],
 )
 def test_small_material_edits(old, new, expected):
@@ -287,9 +287,9 @@ def test_page_furniture_is_minor():
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
-        ("10MB per file", "20MB per file", "number 10mb → 20mb"),
-        ("100 requests", "60 requests", "number 100 → 60"),
-        ("v1 endpoint", "v2 endpoint", "version v1 → v2"),
+        ("10MB per file", "20MB per file", "10MB → 20MB"),
+        ("100 requests", "60 requests", "100 → 60"),
+        ("v1 endpoint", "v2 endpoint", "v1 → v2"),
     ],
 )
 def test_figures_in_a_markdown_page(old, new, expected):
@@ -323,9 +323,9 @@ def test_typo_fix_that_creates_a_decision_word_is_minor():
 @pytest.mark.parametrize(
     ("before", "after", "expected"),
     [
-        ("implementable", "implemented", "decision word: (none) → 'implemented'"),
-        ("provisional", "proposed", "decision word: 'provisional' → 'proposed'"),
-        ("Accepted", "Acceptable", "decision word: 'accepted' → (none)"),
+        ("implementable", "implemented", "implementable → implemented"),
+        ("provisional", "proposed", "provisional → proposed"),
+        ("Accepted", "Acceptable", "Accepted → Acceptable"),
     ],
 )
 def test_lifecycle_word_changes_are_not_typo_fixes(before, after, expected):
@@ -395,7 +395,7 @@ def test_known_small_material_edits_in_real_peps():
     cases = [
         (563, 2024, 2025, "header Status: Accepted → Superseded"),
         (684, 2023, 2024, "header Status: Accepted → Final"),
-        (602, 2022, 2023, "number 1½, 3½ → 2, 3"),
+        (602, 2022, 2023, "1½ year → 2 years"),
     ]
     for pep, y0, y1, reason in cases:
         result = classify_change(versions[pep][y0], versions[pep][y1])
@@ -411,4 +411,4 @@ def test_figures_restyled_as_words_are_minor_but_changed_figures_are_not() -> No
     )
     assert classify_change(text, text.replace("5 to 10", "five to ten")).kind == "minor"
     changed = classify_change(text, text.replace("5 to 10", "six to ten"))
-    assert changed.kind == "material" and changed.reasons == ["number 5 → six"]
+    assert changed.kind == "material" and changed.reasons == ["5 → six"]

@@ -168,6 +168,15 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     return terms[:MAX_QUERY_TERMS], phrases[:MAX_QUERY_TERMS]
 
 
+def _missing_page(url: str, when: datetime, *, removed: bool) -> str:
+    """Why a page cannot be read as of ``when``, in plain words (the page's address is
+    shown beside the message, so it is not repeated when the page was taken down)."""
+    date = f"{when.day} {when:%B %Y}"
+    if removed:
+        return f"The page was taken down before {date}."
+    return f"{url} was not found at {when.date().isoformat()}: there is no copy of it as of {date}."
+
+
 class Corpus:
     """A temporal corpus: search provider and fetcher over one SQLite FTS5 file."""
 
@@ -378,8 +387,7 @@ class Corpus:
             (canonical_url(url), _ts(when)),
         ).fetchone()
         if row is None or row[4]:
-            state = "was removed before" if row else "not found at"
-            raise PageNotFound(f"{url} {state} {when.date().isoformat()} in corpus {self.name!r}.")
+            raise PageNotFound(_missing_page(url, when, removed=row is not None))
         u, title, content, published, _gone, meta = row
         return FetchedPage(
             url=u,

@@ -173,7 +173,7 @@ def _missing_page(url: str, when: datetime, *, removed: bool) -> str:
     shown beside the message, so it is not repeated when the page was taken down)."""
     date = f"{when.day} {when:%B %Y}"
     if removed:
-        return f"The page was taken down before {date}."
+        return f"The page was removed before {date}."
     return f"{url} was not found at {when.date().isoformat()}: there is no copy of it as of {date}."
 
 

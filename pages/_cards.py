@@ -36,9 +36,10 @@ def _decisions(proposals: list[Any]) -> tuple[tuple[str, str, bool], ...]:
     return tuple((p.key, p.decision, p.analyst_text is not None) for p in proposals)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=16, show_spinner=False)
 def _cached_cards(run_id: int, contents: tuple[tuple[Any, ...], ...]) -> list[dict[str, Any]]:
-    """Every card of a run as ``review_cards`` builds it, once per content state."""
+    """Every card of a run as ``review_cards`` builds it, once per content state (a
+    resource: shared, never copied — callers copy a card before laying decisions over)."""
     del contents  # the cache key: a resumed run or an edit makes new cards
     with session_scope() as session:
         return review_cards(session, run_id)

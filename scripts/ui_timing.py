@@ -4,8 +4,8 @@ against `streamlit run app.py` on a fresh copy of the sample workspace.
 For each round it loads the sample, runs the first update (2026-04-15) so a run awaits
 review, then measures in the browser:
 
-- ``open``: from navigating to /review until the last card and "Commit version" are
-  shown and Streamlit's running indicator is gone;
+- ``open``: from clicking "Review" in the sidebar (on the Reports screen) until
+  "Commit version" is shown and Streamlit's running indicator is gone;
 - ``approve`` / ``reject``: from the click until that button is disabled (the card shows
   its new decision) and the script run has finished (the running indicator is gone);
 - ``save_edit``: from the click until the card says "(edited)", likewise.
@@ -97,7 +97,7 @@ def one_round(url: str, page: object) -> dict[str, float]:
     page.goto(f"{url}/")  # type: ignore[attr-defined]
     _idle(page)
     t0 = time.perf_counter()
-    page.goto(f"{url}/review")  # type: ignore[attr-defined]
+    page.get_by_role("link", name="Review", exact=True).click()  # type: ignore[attr-defined]
     expect(page.get_by_role("button", name="Commit version")).to_be_visible(timeout=60_000)  # type: ignore[attr-defined]
     _idle(page)
     out["open"] = time.perf_counter() - t0

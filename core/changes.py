@@ -985,9 +985,10 @@ _QUOTED = 160  # characters of an added or dropped sentence quoted in its reason
 
 
 def _quote(sentence: str) -> str:
+    from core.claim_words import plain_unit
     from core.text import clean_inline
 
-    text = " ".join(_QUOTE_NOISE.sub(" ", clean_inline(sentence)).split()).replace(" .", ".")
+    text = plain_unit(_QUOTE_NOISE.sub(" ", clean_inline(sentence))).replace(" .", ".")
     return text if len(text) <= _QUOTED else text[: _QUOTED - 1].rstrip() + "…"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,6 +28,7 @@ __all__ = [
     "DiffOp",
     "diff_stats",
     "inline_html",
+    "sentence_spans",
     "side_by_side_html",
     "word_diff",
 ]
@@ -185,23 +187,67 @@ def inline_html(ops: list[DiffOp]) -> str:
     return "".join(parts)
 
 
-def side_by_side_html(old: str, new: str) -> str:
+def sentence_spans(text: str, sentences: Sequence[str]) -> list[tuple[int, int]]:
+    """Where each of ``sentences`` stands in ``text`` (spacing may differ), as sorted,
+    merged (start, end) character ranges; a sentence not found is skipped."""
+    spans: list[tuple[int, int]] = []
+    for sentence in sentences:
+        words = sentence.split()
+        if not words:
+            continue
+        m = re.search(r"\s+".join(re.escape(w) for w in words), text)
+        if m is not None:
+            spans.append(m.span())
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _marked(text: str, at: int, spans: list[tuple[int, int]]) -> str:
+    """``text`` (which starts at offset ``at`` of the old text) escaped, with the parts
+    inside ``spans`` wrapped in ``<mark class="eg-hl">``."""
+    out: list[str] = []
+    pos, end = at, at + len(text)
+    for start, stop in spans:
+        if stop <= pos or start >= end:
+            continue
+        if start > pos:
+            out.append(_escape(text[pos - at : start - at]))
+        lo, hi = max(start, pos), min(stop, end)
+        out.append(f'<mark class="eg-hl">{_escape(text[lo - at : hi - at])}</mark>')
+        pos = hi
+    if pos < end:
+        out.append(_escape(text[pos - at :]))
+    return "".join(out)
+
+
+def side_by_side_html(old: str, new: str, highlight: Sequence[str] = ()) -> str:
     """A two-column ``<table class="eg-diff">``: old with deletions, new with insertions.
 
-    All text is HTML-escaped; newlines become ``<br>``.
+    ``highlight``: sentences of ``old`` to mark in the Before column (``<mark
+    class="eg-hl">``), e.g. the report sentences whose claims changed. All text is
+    HTML-escaped; newlines become ``<br>``.
     """
     ops = word_diff(old, new)
+    spans = sentence_spans(old, highlight) if highlight else []
     left: list[str] = []
     right: list[str] = []
+    at = 0  # offset of the op in the old text
     for d in ops:
-        text = _escape(d.text)
+        if d.op == "insert":
+            right.append(f'<ins class="eg-ins">{_escape(d.text)}</ins>')
+            continue
+        before = _marked(d.text, at, spans) if spans else _escape(d.text)
+        at += len(d.text)
         if d.op == "equal":
-            left.append(text)
-            right.append(text)
-        elif d.op == "delete":
-            left.append(f'<del class="eg-del">{text}</del>')
+            left.append(before)
+            right.append(_escape(d.text))
         else:
-            right.append(f'<ins class="eg-ins">{text}</ins>')
+            left.append(f'<del class="eg-del">{before}</del>')
     return (
         '<table class="eg-diff">'
         "<thead><tr><th>Before</th><th>After</th></tr></thead>"
@@ -230,4 +276,5 @@ table.eg-diff th, table.eg-diff td {
 }
 table.eg-diff td { white-space: pre-wrap; overflow-wrap: anywhere; }
 table.eg-diff th { background: #f6f8fa; font-weight: 600; }
+mark.eg-hl { background: #fff3bf; color: inherit; border-radius: 0.15em; }
 """.strip()

@@ -8,9 +8,10 @@ from typing import Any
 
 from sqlmodel import Session
 
-from core.claim_words import claim_change_text
+from core.claim_words import claim_change_text, claim_sentence, date_span, plain_unit
 from core.diffing import diff_stats, inline_html, side_by_side_html, word_diff
-from core.models import Snapshot, Source
+from core.labels import action_label, change_kind_label, decision_label
+from core.models import Snapshot, Source, UpdateRun
 from core.views import esc, evidence_rows_html
 
 
@@ -42,26 +43,52 @@ def _source_title(
     return f"source [{marker}]"
 
 
+def _snapshot_day(session: Session, snapshot_id: Any) -> Any:
+    snap = session.get(Snapshot, snapshot_id) if snapshot_id else None
+    return snap.as_of if snap is not None else None
+
+
 def claim_changes(
-    session: Session, checks: list[dict[str, Any]], proposed: str, titles: dict[int, str]
+    session: Session,
+    checks: list[dict[str, Any]],
+    proposed: str,
+    titles: dict[int, str],
+    *,
+    evidence: list[dict[str, Any]] | None = None,
+    as_of: Any = None,
 ) -> list[dict[str, Any]]:
     """The claims of a section whose passage was edited or is gone, each with the source,
-    what changed, and whether the proposed text still says the same sentence."""
+    what changed, one plain sentence saying it (``text``: "Kestrel Flats Storage Project
+    capacity: 100 MW / 400 MWh → 160 MW / 650 MWh (source [7], 15 Jan → 15 Apr)") and
+    whether the proposed text still says the same sentence. ``evidence``: the proposal's
+    evidence rows (a removed page is said as such); ``as_of``: the run's date, the newest
+    check of a removed page."""
     from core.anchors import sentence_key
 
     kept = _cited_keys(proposed)
+    gone_pages = {int(e["marker"]) for e in evidence or [] if e.get("kind") == "gone"}
     out = []
     for check in checks:
         if check.get("outcome") not in ("edited", "gone"):
             continue
         marker = int(check.get("marker") or 0)
         sentence = str(check.get("sentence") or "")
+        source = _source_title(session, marker, check, titles)
+        old_day = _snapshot_day(session, check.get("old_snapshot_id"))
+        new_day = _snapshot_day(session, check.get("new_snapshot_id")) or as_of
+        # a check whose page could not be read at all has no new snapshot
+        page_gone = marker in gone_pages or (
+            check.get("outcome") == "gone" and not check.get("new_snapshot_id")
+        )
         out.append(
             {
                 "marker": marker,
-                "source": _source_title(session, marker, check, titles),
+                "source": source,
                 "outcome": check.get("outcome"),
                 "change": claim_change_text(check),
+                "text": claim_sentence(
+                    check, source, dates=date_span(old_day, new_day), page_gone=page_gone
+                ),
                 "sentence": sentence,
                 "unchanged_in_proposal": (sentence_key(sentence), marker) in kept,
                 "passages": [
@@ -84,8 +111,8 @@ def _passage_diff_html(old: str, new: str) -> str:
 
 
 def claim_changes_html(changes: list[dict[str, Any]], *, new_text: bool = True) -> str:
-    """The changed claims of one card as escaped HTML: one line per claim
-    ("<source> [n]: <what changed>"), the report sentence under it, and the passages.
+    """The changed claims of one card as escaped HTML: one plain sentence per claim
+    (its ``text``), the report sentence under it, and the passages.
     With ``new_text`` (the card proposes a different text) each sentence says whether
     that text revises it."""
     if not changes:
@@ -98,9 +125,9 @@ def claim_changes_html(changes: list[dict[str, Any]], *, new_text: bool = True) 
         elif new_text:
             note = '<span class="eg-flag eg-flag-ok">revised in the new text</span>'
         passages = "".join(
-            f"<li>{_passage_diff_html(p['old'], p['new'])}</li>"
+            f"<li>{_passage_diff_html(plain_unit(p['old']), plain_unit(p['new']))}</li>"
             if p["new"] is not None
-            else f'<li><del class="eg-p-del">{esc(p["old"])}</del> (gone)</li>'
+            else f'<li><del class="eg-p-del">{esc(plain_unit(p["old"]))}</del> (gone)</li>'
             for p in c["passages"]
         )
         details = (
@@ -109,9 +136,9 @@ def claim_changes_html(changes: list[dict[str, Any]], *, new_text: bool = True) 
             else ""
         )
         items.append(
-            f'<li><div class="eg-claim-line"><b>{esc(c["source"])} [{esc(c["marker"])}]</b>: '
-            f"{esc(c['change'])}</div>"
-            f'<div class="eg-claim-sentence">“{esc(c["sentence"])}” {note}</div>{details}</li>'
+            f'<li><div class="eg-claim-line">{esc(c["text"])}</div>'
+            f'<div class="eg-claim-sentence">“{esc(plain_unit(c["sentence"]))}” {note}</div>'
+            f"{details}</li>"
         )
     return f'<ul class="eg-claims">{"".join(items)}</ul>'
 
@@ -126,6 +153,8 @@ def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
     """
     from core.review import proposals_of
 
+    run = session.get(UpdateRun, int(run_id))
+    as_of = run.as_of if run is not None else None
     cards = []
     for p in proposals_of(session, run_id):
         old = p.old_text or ""
@@ -142,15 +171,26 @@ def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
             if e.get("marker") is not None
         }
         removed = p.action == "remove"
-        changes = claim_changes(session, list(p.claims or []), "" if removed else new, titles)
+        evidence = [_with_label(e) for e in p.evidence or []]
+        changes = claim_changes(
+            session,
+            list(p.claims or []),
+            "" if removed else new,
+            titles,
+            evidence=evidence,
+            as_of=as_of,
+        )
         flags = [str(f) for f in p.flags or []]
+        changed_sentences = [c["sentence"] for c in changes]
         cards.append(
             {
                 "key": p.key,
                 "heading": p.heading or "(opening paragraph)",
                 "level": p.level,
                 "action": p.action,
+                "action_label": action_label(p.action),
                 "decision": p.decision,
+                "decision_label": decision_label(p.decision),
                 "rationale": p.rationale,
                 "flags": flags,
                 "attention": [f for f in flags if f.lower().startswith("needs attention")],
@@ -159,10 +199,12 @@ def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
                 "proposed_text": new,
                 "edited": p.analyst_text is not None,
                 "changed": changed,
-                "diff_html": side_by_side_html(old, new) if changed else "",
+                "diff_html": side_by_side_html(old, new, changed_sentences) if changed else "",
                 "diff_stats": diff_stats(word_diff(old, new)) if changed else {},
-                "evidence": list(p.evidence or []),
-                "evidence_html": evidence_rows_html(list(p.evidence or [])),
+                # the report sentences whose claims changed, marked in the Before column
+                "highlighted": changed_sentences,
+                "evidence": evidence,
+                "evidence_html": evidence_rows_html(evidence),
                 "claim_changes": changes,
                 "claim_changes_html": claim_changes_html(changes, new_text=changed and not removed),
                 "stale_if_kept": len(changes),
@@ -171,6 +213,11 @@ def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
         )
         cards[-1]["stale_on_commit"] = _stale_on_commit(p, cards[-1])
     return cards
+
+
+def _with_label(row: dict[str, Any]) -> dict[str, Any]:
+    """An evidence row with ``kind_label`` ("Material change") beside its raw ``kind``."""
+    return {**row, "kind_label": change_kind_label(row.get("kind"))}
 
 
 def _stale_on_commit(p: Any, card: dict[str, Any]) -> int | None:

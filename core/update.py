@@ -13,6 +13,7 @@ from typing import Any
 from sqlmodel import Session
 
 from core.anchors import sentence_key, stated_fields
+from core.claim_words import short_title
 from core.claims import ClaimPlan, check, cited_sentences, claims_of, needs_revision
 from core.costs import CostMeter
 from core.dates import as_utc, day, utcnow
@@ -433,14 +434,28 @@ def _explain(updates: list[ClaimUpdate]) -> str:
     lines: list[str] = []
     for u in updates:
         if u.differences:
-            line = f"{u.title} [{u.marker}]: {'; '.join(dict.fromkeys(u.differences))}."
+            line = f"{_named(u.title, u.marker)}: {'; '.join(dict.fromkeys(u.differences))}."
         elif u.outcome == "gone":
-            line = f"{u.title} [{u.marker}] no longer has the passage a sentence cites it for."
+            line = f"{_named(u.title, u.marker)} no longer has the passage a sentence cites."
         else:
-            line = f"{u.title} [{u.marker}]: a passage a sentence rests on was rewritten."
+            line = f"{_named(u.title, u.marker)}: a passage a sentence rests on was rewritten."
         if line not in lines:
             lines.append(line)
     return " ".join(lines)
+
+
+def _named(title: str, marker: int) -> str:
+    """A source as a rationale names it: its title without subtitle and its marker; a
+    source known only by its address is "source [n]" (no raw URL in the text)."""
+    name = short_title(title or "")
+    if not name or "://" in name or name.startswith("www."):
+        return f"source [{marker}]"
+    return f"{name} [{marker}]"
+
+
+def _sources_fit(n: int) -> str:
+    """ "1 new source fits" / "3 new sources fit"."""
+    return "1 new source fits" if n == 1 else f"{n} new sources fit"
 
 
 def _unstated_news(body: str, changes: list[EvidenceChange]) -> list[str]:
@@ -462,7 +477,10 @@ def _unstated_news(body: str, changes: list[EvidenceChange]) -> list[str]:
             title = change.new.title if change.new else f"source [{change.marker}]"
             moves = [r.removeprefix("header ") for r in change.reasons if r.startswith("header ")]
             wanted = [m for m in moves if m.split(":", 1)[0].strip() in missing]
-            out.append(f"{title} [{change.marker}]: {'; '.join(wanted)}; now stated.")
+            out.append(
+                f"{_named(title, change.marker)} now declares {'; '.join(wanted)}, which no "
+                "sentence said; the new text states it."
+            )
     return out
 
 
@@ -591,11 +609,11 @@ def _propose_section(
     if not updates and not new and not news:
         changed = [c for c in mine if c.kind not in ("unchanged", "error")]
         why = (
-            "Every cited passage still says what the section says (re-anchored in the newest "
-            "snapshots); kept unchanged without a writer call."
+            "Every cited passage still says what the section says (checked again in the "
+            "newest copy of each source), so the section stays as it is."
             if changed
-            else "No cited source changed and nothing new was found; kept unchanged without "
-            "a writer call."
+            else "No cited source changed and nothing new was found, so the section stays as "
+            "it is."
         )
         return SectionProposal(
             **base,
@@ -684,10 +702,10 @@ def _propose_section(
             ).strip(),
         )
     if draft.body.startswith(section.body) and not updates:
-        action, why = "extend", f"{len(new)} new source(s) fit this section."
+        action, why = "extend", f"{_sources_fit(len(new))} this section."
     else:
         action = "revise"
-        why = explanation + (f" Plus {len(new)} new source(s)." if new else "")
+        why = explanation + (f" Also {_sources_fit(len(new))} this section." if new else "")
     return SectionProposal(
         **base,
         action=action,
@@ -762,7 +780,7 @@ def _propose_added(
                 evidence=[_found_row(f) for f in orphans if f.evidence.marker in item.markers],
                 quotes=list(draft.quotes),
                 rationale=" ".join(
-                    [f"{len(mine)} new source(s) fit no existing section.", *_corrections(checked)]
+                    [f"{_sources_fit(len(mine))} no existing section.", *_corrections(checked)]
                 ),
             )
         )

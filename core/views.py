@@ -20,11 +20,17 @@ from typing import Any
 from markdown_it import MarkdownIt
 from sqlmodel import Session, col, select
 
-from core.claim_words import claim_change_text
+from core.claim_words import claim_change_text, plain_reason, plain_unit
 from core.costs import COST_FIELDS
 from core.dates import as_utc, day, iso
 from core.diffing import inline_html, side_by_side_html, word_diff
 from core.errors import EvergreenError, NotFoundError
+from core.labels import (
+    change_kind_label,
+    report_status_label,
+    run_kind_label,
+    run_status_label,
+)
 from core.models import (
     OPEN_RUN_STATUSES,
     Claim,
@@ -79,13 +85,17 @@ def _fmt_sim(value: float | None) -> str:
 
 # -- reports ---------------------------------------------------------------------------
 def run_brief(run: UpdateRun | None) -> dict[str, Any] | None:
+    """A run as the screens list it; ``status_label`` / ``kind_label`` are what to show."""
     if run is None:
         return None
+    status = run_state(run)  # a run whose worker is gone reads "interrupted"
     return {
         "id": run.id,
         "report_id": run.report_id,
         "kind": run.kind,
-        "status": run_state(run),  # a run whose worker is gone reads "interrupted"
+        "kind_label": run_kind_label(run.kind),
+        "status": status,
+        "status_label": run_status_label(status),
         "progress": run.progress,
         "error": run.error,
         "as_of": day(run.as_of),
@@ -115,6 +125,8 @@ def report_cards(session: Session) -> list[dict[str, Any]]:
         cards.append(
             {
                 **row,
+                "status_label": report_status_label(row.get("status")),
+                "last_run_status_label": run_status_label(row.get("last_run_status")),
                 "last_update": f"{last[:10]} {last[11:16]} UTC" if last else None,
                 "open_run": run_brief(run),
                 "every_days": settings_of(report.settings).get("every_days"),
@@ -211,8 +223,47 @@ def runs_awaiting_review(session: Session) -> list[dict[str, Any]]:
 
 
 # -- review ----------------------------------------------------------------------------
+def _claim_items(claims: list[dict[str, Any]]) -> list[str]:
+    """One escaped word diff per changed claim of a source, in plain text (no Markdown,
+    table or link syntax); claims whose only change was that syntax are left out."""
+    items = []
+    for c in claims:
+        before, after = plain_unit(c.get("before")), plain_unit(c.get("after"))
+        if before == after:
+            continue
+        items.append(f"<li>{inline_html(word_diff(before, after))}</li>")
+    return items
+
+
+def _claims_cell(claims: list[dict[str, Any]]) -> str:
+    items = _claim_items(claims)
+    if not items:
+        return "formatting only" if claims else "—"
+    shown = "<ul>" + "".join(items[:CLAIMS_SHOWN]) + "</ul>"
+    if len(items) > CLAIMS_SHOWN:
+        shown += (
+            f"<details><summary>{len(items) - CLAIMS_SHOWN} more changed claim(s)</summary>"
+            f"<ul>{''.join(items[CLAIMS_SHOWN:])}</ul></details>"
+        )
+    return shown
+
+
+def snapshot_dates(old: str | None, new: str | None, kind: str | None) -> str:
+    """The snapshots an evidence row compares, for people: "2026-01-15 → 2026-04-15",
+    "new on 2026-04-15", "2026-01-15, then removed"."""
+    if kind == "gone":
+        return f"{old}, then removed" if old else "removed"
+    if not old:
+        return f"new on {new}" if new else "—"
+    if not new or new == old:
+        return str(old)
+    return f"{old} → {new}"
+
+
 def evidence_rows_html(rows: list[dict[str, Any]]) -> str:
-    """The evidence changes behind one proposal as an escaped HTML table."""
+    """The evidence changes behind one proposal as an escaped HTML table, in plain words:
+    change kinds by their labels, reasons without category words, claims without Markdown
+    or table syntax."""
     if not rows:
         return '<p class="eg-muted">No evidence changes behind this section.</p>'
     out = [
@@ -222,31 +273,22 @@ def evidence_rows_html(rows: list[dict[str, Any]]) -> str:
         "</thead><tbody>"
     ]
     for r in rows:
-        claims = []
-        for c in r.get("claims") or []:
-            before, after = c.get("before") or "", c.get("after") or ""
-            claims.append(f"<li>{inline_html(word_diff(before, after))}</li>")
-        shown = "<ul>" + "".join(claims[:CLAIMS_SHOWN]) + "</ul>" if claims else "—"
-        if len(claims) > CLAIMS_SHOWN:
-            shown += (
-                f"<details><summary>{len(claims) - CLAIMS_SHOWN} more changed claim(s)</summary>"
-                f"<ul>{''.join(claims[CLAIMS_SHOWN:])}</ul></details>"
-            )
-        reasons = ", ".join(r.get("reasons") or [])
-        dates = f"{esc(r.get('old_date') or '—')} → {esc(r.get('new_date') or '—')}"
-        extra = f'<div class="eg-muted">{esc(reasons)}</div>' if reasons else ""
+        reasons = [plain_reason(x) for x in r.get("reasons") or []]
+        dates = snapshot_dates(r.get("old_date"), r.get("new_date"), r.get("kind"))
+        extra = "".join(f'<div class="eg-muted">{esc(x)}</div>' for x in reasons)
         if r.get("error"):
-            extra += f'<div class="eg-muted">error: {esc(r["error"])}</div>'
+            extra += f'<div class="eg-muted">{esc(r["error"])}</div>'
+        kind = r.get("kind")
         out.append(
             "<tr>"
             f"<td>[{esc(r.get('marker'))}]</td>"
             f"<td>{link_html(r.get('url'), r.get('title') or r.get('url'))}"
             f'<div class="eg-url">{esc(r.get("url"))}</div></td>'
-            f"<td>{dates}</td>"
+            f"<td>{esc(dates)}</td>"
             f"<td>{esc(_fmt_sim(r.get('similarity')))}</td>"
-            f'<td><span class="eg-kind eg-kind-{esc(r.get("kind"))}">{esc(r.get("kind"))}</span>'
-            f"{extra}</td>"
-            f"<td>{shown}</td>"
+            f'<td><span class="eg-kind eg-kind-{esc(kind)}">{esc(change_kind_label(kind))}'
+            f"</span>{extra}</td>"
+            f"<td>{_claims_cell(list(r.get('claims') or []))}</td>"
             "</tr>"
         )
     out.append("</tbody></table>")

@@ -85,7 +85,13 @@ def test_review_shows_the_changed_claim_and_the_stale_count(app: AppTest) -> Non
     assert KESTREL_LINE in page  # "<page title> [n]: <differences>"
     assert KESTREL_SENTENCE in page  # the report sentence it concerns
     assert "Copperline Storage Park [8]: Status: Proposed → Approved" in page
-    assert "Status: Draft → Final; 2 passages gone" in page  # the draft rules' comments [10]
+    # one plain sentence per changed claim, with the source and its snapshot dates
+    assert (
+        "Kestrel Flats Storage Project capacity: 100 MW / 400 MWh → 160 MW / 650 MWh "
+        "(source [7], 15 Jan → 15 Apr)"
+    ) in page
+    # the draft rules' comments [10]
+    assert "HGA capacity market status: Draft → Final; 2 passages it cites are gone" in page
     assert "2 stale claims if kept as is" in page
     assert "revised in the new text" in page
     for internal in ("awaiting_review", "snapshot_id", "old_snapshot"):

@@ -160,7 +160,7 @@ def test_create_and_update_a_web_report(servers: tuple[Website, FakeTavily, Fake
     assert asked <= touched | {p.heading for p in props if p.action == "add"}
     for p in kept_free:
         assert p.action == "keep" and p.new_text == p.old_text
-        assert "without a writer call" in p.rationale
+        assert "so the section stays as it is" in p.rationale
     assert any("118 dollars" in (p.new_text or "") for p in props)
 
     # Every citation of the new version resolves to a snapshot fetched from the site.

@@ -1,13 +1,22 @@
 """Read models of what a run cost: per stage, in total, and beside what researching the
-report from scratch cost (its own create run, a baseline report's, or an estimate)."""
+report from scratch cost (its own create run, a baseline report's, or an estimate).
+
+The from-scratch baseline is stored with each update when it finishes
+(``run.summary["scratch"]``), so a past run is compared with what starting over cost
+then, not with today's pool. The pure helpers below (``saved``, ``headline``,
+``visible_fields``, ``stage_color``, ``format_value``) turn the numbers into what the
+screens show.
+"""
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlmodel import Session, col, select
 
-from core.costs import COST_FIELDS
+from core.costs import COST_LABELS, LLM_FIELDS, METER_FIELDS
 from core.errors import NotFoundError
 from core.models import CostEvent, Report, UpdateRun
 from core.repository import citations_of, pool_of, sections_of, versions_of
@@ -20,10 +29,14 @@ def cost_by_stage(session: Session, run_id: int) -> list[dict[str, Any]]:
     """Per-stage cost of a run (stages summed over providers and models)."""
     rows: dict[str, dict[str, float]] = {}
     for ev in session.exec(select(CostEvent).where(CostEvent.run_id == run_id)):
-        row = rows.setdefault(ev.stage, dict.fromkeys((*COST_FIELDS, "seconds"), 0.0))
-        for key in (*COST_FIELDS, "seconds"):
+        row = rows.setdefault(ev.stage, dict.fromkeys(METER_FIELDS, 0.0))
+        for key in METER_FIELDS:
             row[key] += getattr(ev, key) or 0
     return [{"stage": stage, **vals} for stage, vals in sorted(rows.items())]
+
+
+def _totals(stages: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    return {k: sum(s.get(k, 0) or 0 for s in stages) for k in METER_FIELDS}
 
 
 def _scratch_run(session: Session, report: Report) -> tuple[UpdateRun | None, str]:
@@ -67,7 +80,8 @@ def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
     run, basis = _scratch_run(session, report)
     if run is not None:
         stages = cost_by_stage(session, run.id)
-        totals = {k: sum(s[k] for s in stages) for k in COST_FIELDS}
+        totals = _totals(stages)
+        totals["writer_calls"] = int((run.summary or {}).get("writer_calls", 0))
         return {"estimated": False, "basis": basis, "stages": stages, "totals": totals}
     from core.repository import newest_snapshot
     from core.settings import get_settings
@@ -75,7 +89,7 @@ def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
     cfg = settings_of(report.settings)
     versions = versions_of(session, report.id)
     if not versions:
-        zero = dict.fromkeys(COST_FIELDS, 0)
+        zero = dict.fromkeys((*METER_FIELDS, "writer_calls"), 0)
         return {"estimated": True, "basis": "no version yet", "stages": [], "totals": zero}
     version = versions[-1]
     sections = [s for s in sections_of(session, version.id) if s.level >= 1]
@@ -106,7 +120,9 @@ def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
         {"stage": "write", "llm_calls": (calls - 1) if llm else 0, "tokens_in": tokens_in,
          "tokens_out": tokens_out, "searches": 0, "fetches": 0, "usd": usd},
     ]  # fmt: skip
-    totals = {k: sum(s[k] for s in stages) for k in COST_FIELDS}
+    totals = _totals(stages)
+    totals["seconds"] = 0.0  # not measured: ``scratch_baseline`` estimates it at a run's pace
+    totals["writer_calls"] = calls
     return {
         "estimated": True,
         "basis": f"estimate for {len(sections)} sections and {pool} sources in the pool",
@@ -115,12 +131,265 @@ def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
     }
 
 
+SCRATCH_KEY = "scratch"  # in an update run's summary: the from-scratch baseline at its end
+
+
+def _pace(stages: Sequence[Mapping[str, Any]], writer_calls: int) -> dict[str, float] | None:
+    """A run's seconds per fetch, per search and per writer call (None: nothing measured)."""
+    fetch = [s for s in stages if s.get("fetches")]
+    search = [s for s in stages if s.get("searches") and not s.get("fetches")]
+    other = [s for s in stages if s not in fetch and s not in search]
+    fetches = sum(s["fetches"] for s in fetch)
+    searches = sum(s["searches"] for s in search)
+    if not (fetches or searches or writer_calls):
+        return None
+    return {
+        "fetches": sum(s["seconds"] for s in fetch) / fetches if fetches else 0.0,
+        "searches": sum(s["seconds"] for s in search) / searches if searches else 0.0,
+        "writer_calls": sum(s["seconds"] for s in other) / writer_calls if writer_calls else 0.0,
+    }
+
+
+def scratch_baseline(session: Session, run: UpdateRun) -> dict[str, Any]:
+    """The from-scratch baseline for ``run``, as it stands now: ``scratch_cost``, with an
+    estimate's time put at this run's own pace (seconds per fetch, search, writer call)."""
+    scratch = scratch_cost(session, run.report_id)
+    if scratch["estimated"]:
+        writer_calls = int((run.summary or {}).get("writer_calls", 0))
+        pace = _pace(cost_by_stage(session, run.id), writer_calls)
+        totals = scratch["totals"]
+        if pace is not None:
+            totals["seconds"] = round(sum(totals.get(k, 0) * v for k, v in pace.items()), 3)
+            scratch["basis"] += ", its time at this update's pace"
+    return scratch
+
+
+def scratch_for_run(session: Session, run: UpdateRun) -> dict[str, Any]:
+    """The baseline stored with the run when it finished; for a run that has none (older,
+    or still running), today's — said so in its basis."""
+    stored = (run.summary or {}).get(SCRATCH_KEY)
+    if stored:
+        return {**stored, "stored": True}
+    scratch = scratch_baseline(session, run)
+    if run.finished_at is not None and run.kind == "update":
+        scratch["basis"] += " (computed today: this run stored none)"
+    return {**scratch, "stored": False}
+
+
 def run_costs(session: Session, run_id: int) -> dict[str, Any]:
-    """A run's cost by stage and in total, with the from-scratch comparison."""
+    """A run's cost by stage and in total, with the from-scratch comparison, what was
+    saved, which meters to show for the report's writer, and a note on writer calls."""
     run = session.get(UpdateRun, int(run_id))
     if run is None:
         raise NotFoundError(f"No run {run_id}.")
     stages = cost_by_stage(session, run.id)
     totals = run_cost(session, run.id)
     totals["writer_calls"] = int((run.summary or {}).get("writer_calls", 0))
-    return {"stages": stages, "totals": totals, "scratch": scratch_cost(session, run.report_id)}
+    scratch = scratch_for_run(session, run)
+    llm = writer_is_llm(session, run.report_id)
+    fields = visible_fields(llm, totals, scratch["totals"])
+    return {
+        "stages": stages,
+        "totals": totals,
+        "scratch": scratch,
+        "fields": fields,
+        "saved": saved(totals, scratch["totals"], fields),
+        "headline": headline(totals, scratch["totals"], fields),
+        "writer_note": writer_note(llm, totals["writer_calls"], int(totals.get("llm_calls", 0))),
+    }
+
+
+def update_costs(session: Session, report_id: int) -> list[dict[str, Any]]:
+    """Per update run of the report that made a version: its cost (time included) beside
+    the from-scratch baseline stored with it (History's bars)."""
+    runs = session.exec(
+        select(UpdateRun)
+        .where(
+            UpdateRun.report_id == report_id,
+            UpdateRun.kind == "update",
+            col(UpdateRun.version_id).is_not(None),
+        )
+        .order_by(col(UpdateRun.id))
+    ).all()
+    out = []
+    for run in runs:
+        scratch = scratch_for_run(session, run)
+        out.append(
+            {
+                "run_id": run.id,
+                "cost": {k: run_cost(session, run.id).get(k, 0) for k in METER_FIELDS},
+                "scratch": {k: scratch["totals"].get(k, 0) for k in METER_FIELDS},
+                "estimated": bool(scratch["estimated"]),
+                "stored": bool(scratch["stored"]),
+                "basis": scratch["basis"],
+            }
+        )
+    return out
+
+
+# -- what the screens show ------------------------------------------------------------------
+STAGE_COLORS = {
+    # from scratch
+    "plan": "#7c3aed",
+    "search": "#0891b2",
+    "outline": "#a855f7",
+    "write": "#db2777",
+    # an update
+    "resolve": "#65a30d",
+    "refresh": "#16a34a",
+    "discover": "#0e7490",
+    "fetch": "#2563eb",
+    "revise": "#d97706",
+    "extend": "#ea580c",
+    "add": "#dc2626",
+}
+OTHER_COLORS = ("#4b5563", "#92400e", "#1e3a8a", "#831843", "#365314", "#134e4a")
+
+
+def stage_color(stage: str) -> str:
+    """The colour of a stage: the same stage has the same colour in every run and screen
+    (a stage not in STAGE_COLORS gets one picked by its name, not by its position)."""
+    return STAGE_COLORS.get(stage) or OTHER_COLORS[zlib.crc32(stage.encode()) % len(OTHER_COLORS)]
+
+
+def writer_of(session: Session, report_id: int) -> str:
+    """The report's writer (its setting, else the configured default)."""
+    from core.settings import get_settings
+
+    report = report_of(session, report_id)
+    return settings_of(report.settings).get("writer") or get_settings().llm
+
+
+def writer_is_llm(session: Session, report_id: int) -> bool:
+    return writer_of(session, report_id) != "offline"
+
+
+def visible_fields(llm: bool, *totals: Mapping[str, Any]) -> list[str]:
+    """The meters worth showing: an LLM-only meter (LLM calls, tokens, $) is hidden when
+    the writer makes no LLM calls and no total given has any of it (always zero)."""
+    return [
+        k
+        for k in METER_FIELDS
+        if llm or k not in LLM_FIELDS or any(float(t.get(k, 0) or 0) for t in totals)
+    ]
+
+
+HEADLINE = (  # (name, fields summed, unit words)
+    ("searches", ("searches",)),
+    ("fetches", ("fetches",)),
+    ("tokens", ("tokens_in", "tokens_out")),
+    ("usd", ("usd",)),
+    ("seconds", ("seconds",)),
+)
+
+
+def saved(
+    run: Mapping[str, Any], scratch: Mapping[str, Any], fields: Sequence[str] = METER_FIELDS
+) -> list[dict[str, Any]]:
+    """What the run saved against starting over, per headline measure (searches, fetches,
+    tokens, $, time) among ``fields``: ``saved`` is positive when the run spent less,
+    ``share`` the part of the from-scratch cost saved (None when that cost is zero)."""
+    out = []
+    for name, keys in HEADLINE:
+        if not any(k in fields for k in keys):
+            continue
+        mine = sum(float(run.get(k, 0) or 0) for k in keys)
+        base = sum(float(scratch.get(k, 0) or 0) for k in keys)
+        if name == "seconds" and not base:
+            continue  # no baseline time to compare with
+        share = (base - mine) / base if base else None
+        out.append(
+            {"name": name, "run": mine, "scratch": base, "saved": base - mine, "share": share}
+        )
+    return out
+
+
+UNITS = {"searches": "searches", "fetches": "fetches", "tokens": "tokens"}
+
+
+def format_value(name: str, value: float) -> str:
+    """A measure as the screens show it: $ with cents (never $0.0000), time in seconds
+    or minutes, counts with thousands separators."""
+    if name == "usd":
+        if 0 < abs(value) < 0.005:
+            return "<$0.01"
+        return f"${value:,.2f}"
+    if name == "seconds":
+        if value >= 60:
+            return f"{int(value // 60)} min {value % 60:.0f} s"
+        return f"{value:.1f} s" if value >= 1 else f"{value:.2f} s"
+    return f"{int(round(value)):,}"
+
+
+def meter_value(field: str, value: float) -> str:
+    """A meter's value: $ and time as such, any other field a count."""
+    return format_value(field if field in ("usd", "seconds") else "count", value)
+
+
+def meter_delta(field: str, value: float, base: float) -> tuple[str | None, str]:
+    """A meter's comparison with from scratch, in words ("12 fewer than from scratch",
+    "0.30 s more than from scratch"), and its colour: good, bad or off."""
+    if not (base or value):
+        return None, "off"
+    if value == base:
+        return "same as from scratch", "off"
+    diff = meter_value(field, abs(base - value))
+    if value < base:
+        less = "less" if field in ("usd", "seconds") else "fewer"
+        return f"{diff} {less} than from scratch", "good"
+    return f"{diff} more than from scratch", "bad"
+
+
+def _saved_phrase(row: Mapping[str, Any]) -> str:
+    name, mine, base, diff = row["name"], row["run"], row["scratch"], row["saved"]
+    unit = f" {UNITS[name]}" if name in UNITS else ""
+    if diff < 0:
+        both = f"{format_value(name, mine)} vs {format_value(name, base)}"
+        return f"{format_value(name, -diff)}{unit} more ({both})"
+    pct = f" ({row['share']:.0%})" if row["share"] is not None else ""
+    if name == "seconds":
+        return f"{format_value(name, diff)} of {format_value(name, base)}{pct}"
+    return f"{format_value(name, diff)} of {format_value(name, base)}{unit}{pct}"
+
+
+def headline(
+    run: Mapping[str, Any], scratch: Mapping[str, Any], fields: Sequence[str] = METER_FIELDS
+) -> str:
+    """One line: what this run saved against starting over, e.g. "Saved vs starting over:
+    8 of 9 searches (89%), 0 of 18 fetches (0%), 0.05 s of 0.12 s (58%)"."""
+    rows = [r for r in saved(run, scratch, fields) if r["run"] or r["scratch"]]
+    if not rows:
+        return "Saved vs starting over: nothing to compare (neither spent anything)."
+    return "Saved vs starting over: " + ", ".join(_saved_phrase(r) for r in rows) + "."
+
+
+def writer_note(llm: bool, writer_calls: int, llm_calls: int) -> str:
+    """What "writer calls" counts, for the configured writer."""
+    calls = f"{writer_calls} writer call{'s' if writer_calls != 1 else ''}"
+    if not llm:
+        return (
+            f"{calls}: one per section the writer drafted or revised (and per outline). "
+            "The offline writer is extractive — it picks sentences from the sources — so it "
+            "makes no LLM calls and spends no tokens or $."
+        )
+    return (
+        f"{calls}: one per section the writer drafted or revised (and per outline); they "
+        f"made {llm_calls} LLM call{'s' if llm_calls != 1 else ''} (retries and checks "
+        "included)."
+    )
+
+
+def scratch_caption(costs: Sequence[Mapping[str, Any]]) -> str:
+    """Where History's from-scratch bars come from: each update's stored baseline."""
+    stored = sum(1 for c in costs if c["stored"])
+    bases = list(dict.fromkeys(c["basis"] for c in costs))
+    when = (
+        "each update's from-scratch cost as it stood when the update finished"
+        if stored == len(costs)
+        else f"the baseline stored with {stored} of {len(costs)} updates; the others computed today"
+    )
+    return f"From scratch: {when} — {'; '.join(bases)}."
+
+
+def label_of(field: str) -> str:
+    return COST_LABELS.get(field, field)

@@ -10,8 +10,10 @@ from contextvars import ContextVar
 
 from core.models import CostCounts, CostEvent
 
-# what a cost meter shows (seconds apart: time is not a cost the meters compare)
+# what a run spends (time apart: METER_FIELDS adds it for the meters)
 COST_FIELDS = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "usd")
+METER_FIELDS = (*COST_FIELDS, "seconds")
+LLM_FIELDS = ("llm_calls", "tokens_in", "tokens_out", "usd")  # zero for the offline writer
 COST_LABELS = {
     "llm_calls": "LLM calls",
     "tokens_in": "tokens in",
@@ -19,6 +21,7 @@ COST_LABELS = {
     "searches": "searches",
     "fetches": "fetches",
     "usd": "$",
+    "seconds": "time (s)",
 }
 COST_KEYS = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "seconds")
 

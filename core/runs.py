@@ -375,6 +375,7 @@ def run_work(
                 "wall": round(time.perf_counter() - start, 3),
             }
             run.summary = {**run.summary, "writer_calls": int(meter.total("writer_calls"))}
+            _store_baseline(session, run)
             session.add(run)
             if not _still_mine(session, run_id, held):
                 raise RunLost(f"Run {run_id} was taken over by another process.")
@@ -401,6 +402,19 @@ def run_work(
     except Exception as exc:
         end_failed(run_id, f"{type(exc).__name__}: {exc}", held)
         raise
+
+
+def _store_baseline(session: Session, run: UpdateRun) -> None:
+    """Keep with an update what starting over would have cost at its end (its time at
+    the update's pace), so History and Review compare a past run with its own day's
+    baseline, not with today's pool (``core.cost_views.scratch_for_run``)."""
+    if run.kind != "update":
+        return
+    from core.cost_views import SCRATCH_KEY, scratch_baseline
+
+    session.flush()  # the run's last cost events, for its pace
+    baseline = scratch_baseline(session, run)
+    run.summary = {**run.summary, SCRATCH_KEY: {**baseline, "at": utcnow().isoformat()}}
 
 
 def _still_mine(session: Session, run_id: int, lease: int | None) -> bool:

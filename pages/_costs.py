@@ -1,4 +1,6 @@
-"""The cost of a run as meters and per-stage bars, beside a from-scratch rebuild."""
+"""The cost of a run: one "saved vs from scratch" line, its meters and per-stage bars
+(time per stage included) beside a from-scratch rebuild. The numbers and words come from
+``core.cost_views``; this module only renders them."""
 
 from __future__ import annotations
 
@@ -6,48 +8,45 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from core.cost_views import run_costs
-from core.costs import COST_FIELDS, COST_LABELS
+from core.cost_views import label_of, meter_delta, meter_value, run_costs, stage_color
 from core.db import session_scope
 
-STAGE_COLORS = [
-    "#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626", "#0891b2", "#4b5563", "#db2777",
-    "#65a30d", "#7c3aed",
-]  # fmt: skip
+COLORS = {"good": "normal", "bad": "inverse", "off": "off"}  # a delta's words are positive
 
 
-def cost_meters(run_id: int) -> None:
-    with session_scope() as session:
-        costs = run_costs(session, run_id)
-    totals, scratch = costs["totals"], costs["scratch"]
-    cols = st.columns(len(COST_FIELDS) + 1)
-    for col, key in zip(cols, COST_FIELDS, strict=False):
-        value, base = totals.get(key, 0), scratch["totals"].get(key, 0)
-        fmt = (lambda v: f"${v:,.4f}") if key == "usd" else (lambda v: f"{int(v):,}")
+def _meters(costs: dict) -> None:
+    totals, scratch, fields = costs["totals"], costs["scratch"]["totals"], costs["fields"]
+    cols = st.columns(len(fields) + 1)
+    for col, key in zip(cols, fields, strict=False):
+        value, base = totals.get(key, 0), scratch.get(key, 0)
+        delta, tone = meter_delta(key, value, base)
         col.metric(
-            COST_LABELS[key],
-            fmt(value),
-            delta=f"{fmt(value - base)} vs scratch" if base or value else None,
-            delta_color="inverse",
+            label_of(key),
+            meter_value(key, value),
+            delta=delta,
+            delta_color=COLORS[tone],
+            delta_arrow="off",
+            help=f"From scratch: {meter_value(key, base)}",
         )
-    cols[-1].metric("writer calls", totals.get("writer_calls", 0))
+    cols[-1].metric("writer calls", totals.get("writer_calls", 0), help=costs["writer_note"])
+
+
+def _stage_bars(costs: dict) -> go.Figure:
+    scratch, fields = costs["scratch"], costs["fields"]
     stages = sorted({s["stage"] for s in costs["stages"]} | {s["stage"] for s in scratch["stages"]})
-    fig = make_subplots(rows=1, cols=len(COST_FIELDS), subplot_titles=[
-        COST_LABELS[k] for k in COST_FIELDS
-    ])  # fmt: skip
-    scratch_name = "from scratch (estimate)" if scratch["estimated"] else "from scratch"
-    for n, stage in enumerate(stages):
-        mine = next((s for s in costs["stages"] if s["stage"] == stage), None)
-        theirs = next((s for s in scratch["stages"] if s["stage"] == stage), None)
-        for i, key in enumerate(COST_FIELDS, start=1):
+    fig = make_subplots(rows=1, cols=len(fields), subplot_titles=[label_of(k) for k in fields])
+    for stage in stages:
+        mine = next((s for s in costs["stages"] if s["stage"] == stage), {})
+        theirs = next((s for s in scratch["stages"] if s["stage"] == stage), {})
+        for i, key in enumerate(fields, start=1):
             fig.add_trace(
                 go.Bar(
                     x=["update", "scratch"],
-                    y=[(mine or {}).get(key, 0), (theirs or {}).get(key, 0)],
+                    y=[mine.get(key, 0), theirs.get(key, 0)],
                     name=stage,
                     legendgroup=stage,
                     showlegend=i == 1,
-                    marker_color=STAGE_COLORS[n % len(STAGE_COLORS)],
+                    marker_color=stage_color(stage),
                 ),
                 row=1,
                 col=i,
@@ -60,8 +59,18 @@ def cost_meters(run_id: int) -> None:
     )
     fig.update_xaxes(tickangle=0, tickfont={"size": 11})
     fig.update_yaxes(rangemode="nonnegative", tickfont={"size": 10})
-    for i, key in enumerate(COST_FIELDS, start=1):  # an all-zero meter still reads 0 – 1
-        if not (totals.get(key) or scratch["totals"].get(key)):
-            fig.update_yaxes(range=[0, 1], row=1, col=i)
-    st.plotly_chart(fig, width="stretch", key="cost_meters")
-    st.caption(f"“scratch”: {scratch_name} — {scratch['basis']}.")
+    return fig
+
+
+def cost_meters(run_id: int) -> None:
+    with session_scope() as session:
+        costs = run_costs(session, run_id)
+    scratch = costs["scratch"]
+    st.markdown(f"**{costs['headline']}**")
+    _meters(costs)
+    st.plotly_chart(_stage_bars(costs), width="stretch", key="cost_meters")
+    name = "from scratch (estimate)" if scratch["estimated"] else "from scratch"
+    st.caption(
+        f"“scratch”: {name} — {scratch['basis']}. Time: seconds spent in each stage. "
+        f"{costs['writer_note']}"
+    )

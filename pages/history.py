@@ -7,8 +7,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.cost_views import scratch_cost
-from core.costs import COST_FIELDS, COST_LABELS
+from core.cost_views import label_of, scratch_caption, update_costs, visible_fields, writer_is_llm
 from core.db import session_scope
 from core.views import EVIDENCE_KINDS, history
 from pages._shared import ACTION_COLORS, KIND_COLORS, pick_report, style
@@ -44,44 +43,48 @@ def continuity_chart(rows: list[dict]) -> None:
     st.plotly_chart(fig, width="stretch", key="chart_continuity")
 
 
-def cost_chart(rows: list[dict], scratch: dict) -> None:
-    updates = [r for r in rows if r["kind"] == "update"]
+def cost_chart(rows: list[dict], costs: list[dict], fields: list[str]) -> None:
+    """Each update's cost beside the from-scratch baseline stored with it."""
+    by_run = {c["run_id"]: c for c in costs}
+    updates = [r for r in rows if r["kind"] == "update" and r["run_id"] in by_run]
     if not updates:
         st.info("No updates yet: cost per update appears after the first one.")
         return
+    spent = [by_run[r["run_id"]] for r in updates]
     default = next(
-        (k for k in ("usd", "llm_calls", "fetches") if any(r["cost"][k] for r in updates)),
+        (
+            k
+            for k in ("usd", "llm_calls", "fetches")
+            if k in fields and any(c["cost"][k] for c in spent)
+        ),
         "fetches",
     )
     metric = (
         st.segmented_control(
-            "Cost measure",
-            list(COST_FIELDS),
-            default=default,
-            format_func=COST_LABELS.get,
-            key="history_cost_metric",
+            "Cost measure", fields, default=default, format_func=label_of, key="history_cost_metric"
         )
         or default
     )
-    name = "from scratch (estimate)" if scratch["estimated"] else "from scratch"
+    estimated = any(c["estimated"] for c in spent)
+    name = "from scratch (estimate)" if estimated else "from scratch"
     fig = go.Figure(
         [
-            go.Bar(x=_labels(updates), y=[r["cost"][metric] for r in updates], name="update"),
+            go.Bar(x=_labels(updates), y=[c["cost"][metric] for c in spent], name="update"),
             go.Bar(
                 x=_labels(updates),
-                y=[scratch["totals"][metric]] * len(updates),
+                y=[c["scratch"][metric] for c in spent],
                 name=name,
                 marker_color="#9ca3af",
             ),
         ]
     )
     fig.update_layout(
-        title=f"Cost per update ({COST_LABELS[metric]}) next to from scratch",
+        title=f"Cost per update ({label_of(metric)}) next to from scratch",
         barmode="group",
         **LAYOUT,
     )
     st.plotly_chart(fig, width="stretch", key="chart_cost")
-    st.caption(f"From scratch: {scratch['basis']}.")
+    st.caption(scratch_caption(spent))
 
 
 def _stacked_per_update(
@@ -186,7 +189,9 @@ def main() -> None:
         return
     with session_scope() as session:
         rows = history(session, report_id)
-        scratch = scratch_cost(session, report_id)
+        costs = update_costs(session, report_id)
+        llm = writer_is_llm(session, report_id)
+    fields = visible_fields(llm, *(c["cost"] for c in costs), *(c["scratch"] for c in costs))
     if not rows:
         st.warning("This report has no committed version yet.")
         return
@@ -195,7 +200,7 @@ def main() -> None:
     with left:
         continuity_chart(rows)
     with right:
-        cost_chart(rows, scratch)
+        cost_chart(rows, costs, fields)
     left, right = st.columns(2)
     with left:
         sections_chart(rows)

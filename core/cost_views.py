@@ -112,16 +112,18 @@ def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
         usd = round((tokens_in * price.input + tokens_out * price.output) / 1e6, 4)
     stages = [
         {"stage": "plan", "llm_calls": 1 if llm else 0, "tokens_in": 0, "tokens_out": 0,
-         "searches": 0, "fetches": 0, "usd": 0.0},
+         "searches": 0, "fetches": 0, "usd": 0.0, "writer_calls": 1},
         {"stage": "search", "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
          "searches": int(cfg["queries"]) + len(sections), "fetches": 0, "usd": 0.0},
         {"stage": "fetch", "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
          "searches": 0, "fetches": max(len(cited), pool), "usd": 0.0},
         {"stage": "write", "llm_calls": (calls - 1) if llm else 0, "tokens_in": tokens_in,
-         "tokens_out": tokens_out, "searches": 0, "fetches": 0, "usd": usd},
+         "tokens_out": tokens_out, "searches": 0, "fetches": 0, "usd": usd,
+         "writer_calls": calls - 1},
     ]  # fmt: skip
+    for stage in stages:  # not measured: ``scratch_baseline`` puts it at a run's pace
+        stage["seconds"] = 0.0
     totals = _totals(stages)
-    totals["seconds"] = 0.0  # not measured: ``scratch_baseline`` estimates it at a run's pace
     totals["writer_calls"] = calls
     return {
         "estimated": True,
@@ -157,9 +159,10 @@ def scratch_baseline(session: Session, run: UpdateRun) -> dict[str, Any]:
     if scratch["estimated"]:
         writer_calls = int((run.summary or {}).get("writer_calls", 0))
         pace = _pace(cost_by_stage(session, run.id), writer_calls)
-        totals = scratch["totals"]
         if pace is not None:
-            totals["seconds"] = round(sum(totals.get(k, 0) * v for k, v in pace.items()), 3)
+            for stage in scratch["stages"]:
+                stage["seconds"] = round(sum(stage.get(k, 0) * v for k, v in pace.items()), 3)
+            scratch["totals"]["seconds"] = round(sum(s["seconds"] for s in scratch["stages"]), 3)
             scratch["basis"] += ", its time at this update's pace"
     return scratch
 

@@ -133,6 +133,9 @@ def test_an_estimated_baseline_has_a_time_at_the_updates_pace(
         costs = run_costs(session, run_id)
     assert costs["scratch"]["estimated"]
     assert costs["scratch"]["totals"]["seconds"] > 0
+    scratch_stages = {s["stage"]: s["seconds"] for s in costs["scratch"]["stages"]}
+    assert scratch_stages["fetch"] > 0 and scratch_stages["search"] > 0
+    assert sum(scratch_stages.values()) == pytest.approx(costs["scratch"]["totals"]["seconds"])
     assert "seconds" in costs["fields"]
     stages = {s["stage"]: s for s in costs["stages"]}
     assert stages["refresh"]["seconds"] > 0  # time per stage, from CostEvent.seconds

@@ -24,7 +24,7 @@ from sqlmodel import Session
 from core.dates import day
 from core.errors import EvergreenError
 from core.models import CLAIM_STATES, Report, ReportVersion
-from core.report_state import RefEntry, ReportDoc, render_markdown
+from core.report_state import RefEntry, ReportDoc, render_markdown, renumbered
 from core.repository import claims_of_version, get_version, load_doc
 from core.untrusted import clean_line, clean_markdown, strip_controls
 
@@ -99,10 +99,12 @@ def version_markdown(
     *,
     with_version_line: bool = False,
 ) -> str:
-    """The version as canonical, inert Markdown (``inert_doc``); ``with_version_line`` adds
+    """The version as canonical, inert Markdown (``inert_doc``), its citations numbered
+    1, 2, 3 … in reading order with the References (``core.report_state.renumbered``;
+    the stored markers do not change); ``with_version_line`` adds
     the line an exported file carries under its title (version, as-of date, claim counts)."""
     version = get_version(session, report, number)
-    doc = inert_doc(load_doc(session, version))
+    doc, _numbers = renumbered(inert_doc(load_doc(session, version)))
     if not with_version_line:
         return render_markdown(doc)
     line = version_line(version.number, day(version.as_of), claim_summary(session, version))

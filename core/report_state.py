@@ -298,6 +298,75 @@ def cited_markers(body: str) -> list[int]:
     return list(seen)
 
 
+def _marker_numbers(group: str) -> list[int]:
+    out: list[int] = []
+    for part in re.split(r"\s*[,;]\s*", group):
+        lo_hi = re.split(r"\s*[-–]\s*", part)
+        lo, hi = int(lo_hi[0]), int(lo_hi[-1])
+        if hi >= lo and hi - lo <= _MAX_RANGE:
+            out.extend(n for n in range(lo, hi + 1) if n >= 1)
+    return out
+
+
+def renumber_markers(body: str, numbers: dict[int, int]) -> str:
+    """``body`` with each citation ``[n]`` (as :func:`cited_markers` reads them: not in
+    code, not link text) renumbered through ``numbers``; a marker it lacks is kept."""
+    if "[" not in body or not numbers:
+        return body
+    lines = _normalize_newlines(body).split("\n")
+    skip = _line_flags(lines, ("fence", "code_block")) if _MAYBE_CODE.search(body) else None
+    for a, b in list(_chunks(lines, skip)):
+        chunk = "\n".join(lines[a:b])
+        masked = _mask_code_spans(chunk)
+        pieces: list[str] = []
+        pos = 0
+        for m in _MARKER.finditer(masked):
+            new = [numbers.get(n, n) for n in _marker_numbers(m.group(1))]
+            if not new:
+                continue
+            pieces.append(chunk[pos : m.start()])
+            pieces.append("[" + ", ".join(str(n) for n in dict.fromkeys(sorted(new))) + "]")
+            pos = m.end()
+        pieces.append(chunk[pos:])
+        lines[a:b] = "".join(pieces).split("\n")
+    return "\n".join(lines)
+
+
+def reading_numbers(doc: ReportDoc) -> dict[int, int]:
+    """Stored marker → the number a reader sees: 1, 2, 3 … in order of first citation
+    through the sections, then the references no section cites, in marker order. Markers
+    stay stable per source in the database (an update never renumbers them); a reader of
+    one version gets consecutive numbers in reading order."""
+    order: dict[int, None] = {}
+    for section in doc.sections:
+        for marker in section.markers:
+            order.setdefault(marker, None)
+    known = {r.marker for r in doc.references}
+    cited = [m for m in order if m in known] if known else list(order)
+    rest = sorted(known - set(cited))
+    return {m: n for n, m in enumerate([*cited, *rest], start=1)}
+
+
+def renumbered(doc: ReportDoc) -> tuple[ReportDoc, dict[int, int]]:
+    """``doc`` with its citations and References numbered for reading (see
+    :func:`reading_numbers`: bodies and list together), and the mapping used."""
+    numbers = reading_numbers(doc)
+    if all(k == v for k, v in numbers.items()):
+        return doc, numbers
+    sections = [
+        SectionDoc(s.key, s.heading, s.level, renumber_markers(s.body, numbers))
+        for s in doc.sections
+    ]
+    refs = sorted(
+        (
+            RefEntry(numbers.get(r.marker, r.marker), r.url, r.title, r.fetched)
+            for r in doc.references
+        ),
+        key=lambda r: r.marker,
+    )
+    return ReportDoc(doc.title, sections, refs), numbers
+
+
 # --------------------------------------------------------------------------- writer safety
 
 _HEADING_CANDIDATE = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|=+[ \t]*$|-+[ \t]*$)", re.M)

@@ -349,9 +349,10 @@ def _clip(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def claim_note(session: Session, claim: Claim) -> tuple[str, str]:
-    """(short note, longer explanation) for a stale or unsupported claim, in plain words."""
-    marker = claim.marker
+def claim_note(session: Session, claim: Claim, number: int | None = None) -> tuple[str, str]:
+    """(short note, longer explanation) for a stale or unsupported claim, in plain words;
+    ``number``: the source's number as the reader sees it (default: the stored marker)."""
+    marker = claim.marker if number is None else number
     detail = claim.detail or {}
     if claim.state == "stale":
         snap = session.get(Snapshot, claim.snapshot_id) if claim.snapshot_id else None
@@ -360,7 +361,7 @@ def claim_note(session: Session, claim: Claim) -> tuple[str, str]:
         change = claim_change_text({"outcome": detail.get("outcome"), "passages": passages})
         now = [p.get("new") for p in passages if p.get("new")]
         long = (
-            f"The source [{marker}] now says: “{_clip(now[0], 400)}”"
+            f"The source [{marker}] now says: “{_clip(plain_unit(now[0]), 400)}”"
             if now
             else f"The passage of source [{marker}] this sentence relied on is gone."
         )
@@ -428,19 +429,21 @@ def version_claims(session: Session, version: ReportVersion) -> dict[str, Any]:
 def version_html(session: Session, report: Report, number: int | None = None) -> str:
     """A committed version as safe HTML: sections, clickable [n] citations, a visible note
     after each sentence whose claim is stale or unsupported, and the References list
-    (each entry anchored ``ref-n``, with its fetched date)."""
-    from core.report_state import strip_version_line
+    (each entry anchored ``ref-n``, with its fetched date). Citations and References are
+    numbered 1, 2, 3 … in reading order, as the exports number them."""
+    from core.report_state import renumber_markers, renumbered, strip_version_line
     from core.repository import claims_of_version
 
     version = get_version(session, report, number)
-    doc = load_doc(session, version)
+    doc, numbers = renumbered(load_doc(session, version))
     known = {r.marker for r in doc.references}
     flagged: dict[str, dict[str, list[tuple[str, str, str]]]] = {}
     for section, claim in claims_of_version(session, int(version.id or 0)):
         if claim.state in FLAGGED_STATES:
-            short, long = claim_note(session, claim)
+            short, long = claim_note(session, claim, numbers.get(claim.marker))
             by_sentence = flagged.setdefault(section.key, {})
-            by_sentence.setdefault(claim.sentence, []).append((claim.state, short, long))
+            sentence = renumber_markers(claim.sentence, numbers)
+            by_sentence.setdefault(sentence, []).append((claim.state, short, long))
     line = version_claims(session, version)["line"]
     parts = [
         f'<div class="eg-report"><h1>{esc(doc.title)}</h1>'

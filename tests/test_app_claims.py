@@ -20,7 +20,8 @@ from streamlit.testing.v1 import AppTest
 from core.db import session_scope
 from core.export import export_version
 from core.models import Claim, SectionProposal, UpdateRun
-from core.repository import claims_of_version, get_report, get_version, sections_of
+from core.report_state import reading_numbers
+from core.repository import claims_of_version, get_report, get_version, load_doc, sections_of
 
 DEPLOYMENTS = "deployments-and-project-pipeline"
 KESTREL_LINE = "Kestrel Flats Storage Project [7]: Capacity: 100 MW / 400 MWh → 160 MW / 650 MWh"
@@ -160,7 +161,10 @@ def test_timeline_and_text_show_stale_claims_after_a_rejected_revision(app: AppT
     with session_scope() as session:
         run = session.exec(select(UpdateRun).where(UpdateRun.kind == "update")).one()
         assert run.status == "committed"
-        stale_count = get_version(session, get_report(session, 1)).stale_citations
+        version = get_version(session, get_report(session, 1))
+        stale_count = version.stale_citations
+        # the Read view numbers citations in reading order: Kestrel Flats' stored [7] is
+        kestrel = reading_numbers(load_doc(session, version))[7]
     assert stale_count >= 2
 
     ok(at.switch_page("pages/report.py").run())
@@ -171,8 +175,11 @@ def test_timeline_and_text_show_stale_claims_after_a_rejected_revision(app: AppT
     page = texts(at)
     assert f"This version has {stale_count} stale claims" in page
     assert "Version 2 · as of 2026-04-15 · " in page and f", {stale_count} stale" in page
-    assert "⚠ stale: source [7] changed since 2026-01-15 (Capacity: 100 MW / 400 MWh → 160" in page
-    assert "The source [7] now says: “- Capacity: 160 MW / 650 MWh”" in page  # the tooltip
+    assert (
+        f"⚠ stale: source [{kestrel}] changed since 2026-01-15 (Capacity: 100 MW / 400 MWh → 160"
+    ) in page
+    # the tooltip, in plain text (no list bullet)
+    assert f"The source [{kestrel}] now says: “Capacity: 160 MW / 650 MWh”" in page
 
     ok(at.switch_page("pages/history.py").run())
     assert len(at.get("plotly_chart")) == 4

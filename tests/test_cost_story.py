@@ -230,3 +230,31 @@ def test_review_and_history_show_the_saved_line_and_no_empty_meters(app: AppTest
     assert options == ["searches", "fetches", "time (s)"]
     captions = "\n".join(str(c.value) for c in app.caption)
     assert "as it stood when the update finished" in captions
+
+
+def test_a_resumed_update_of_an_unresolved_import_fetches_nothing_twice(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import core.update
+    from core.update import resume_run
+
+    _sample(unresolved=True, monkeypatch=monkeypatch)
+    real, calls = core.update.discover, []
+
+    def flaky(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("search down after the refresh")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("core.update.discover", flaky)
+    with pytest.raises(RuntimeError):
+        update_report(1, as_of=parse_as_of("2026-04-15"))
+    with session_scope() as session:
+        run_id = session.exec(select(UpdateRun.id).where(UpdateRun.kind == "update")).one()
+    before = _fetches_by_stage(run_id)
+    assert before == Counter({"refresh": CITED, "resolve": CHANGED_BY_APRIL})
+    result = resume_run(run_id)
+    after = _fetches_by_stage(run_id)
+    assert after - before == Counter({"fetch": 4})  # only the new pages discovery found
+    assert result["evidence"]["unchanged"] == 9 and result["evidence"]["material"] == 4

@@ -30,6 +30,7 @@ from core.labels import (
     report_status_label,
     run_kind_label,
     run_status_label,
+    section_status_label,
 )
 from core.models import (
     OPEN_RUN_STATUSES,
@@ -484,8 +485,10 @@ def version_timeline(session: Session, report_id: int) -> list[dict[str, Any]]:
                 "committed": stamp(v.created_at),
                 "run_id": v.run_id,
                 "kind": run.kind if run else "",
+                "kind_label": run_kind_label(run.kind) if run else "",
                 "sections": sum(statuses.values()),
                 "statuses": dict(statuses),
+                "status_labels": {section_status_label(k): n for k, n in statuses.items()},
                 "stale_citations": v.stale_citations,
                 "claims": version_claims(session, v)["counts"],
                 "metrics": v.metrics or {},
@@ -554,6 +557,7 @@ def evidence_pool(session: Session, report_id: int) -> list[dict[str, Any]]:
                 or (source.title if source else ""),
                 "last_checked": stamp(entry.last_checked),
                 "status": entry.status,
+                "status_label": change_kind_label(entry.status),
                 "snapshots": len(history),
                 "latest_as_of": day(latest.as_of) if latest else "",
             }
@@ -570,8 +574,10 @@ def snapshot_rows(session: Session, source_id: int) -> list[dict[str, Any]]:
             "published": day(s.published),
             "title": s.title,
             "change_kind": s.change_kind,
+            "kind_label": change_kind_label(s.change_kind),
             "similarity": s.similarity,
             "reasons": list(s.reasons or []),
+            "reason_texts": [plain_reason(r) for r in s.reasons or []],
             "claims": list(s.claim_diff or []),
             "has_content": s.content is not None,
             "chars": len(s.content or ""),
@@ -591,10 +597,7 @@ def snapshot_claims_html(session: Session, snapshot_id: int) -> str:
     snap = session.get(Snapshot, snapshot_id)
     if snap is None:
         raise NotFoundError(f"No snapshot {snapshot_id}.")
-    items = [
-        f"<li>{inline_html(word_diff(c.get('before') or '', c.get('after') or ''))}</li>"
-        for c in snap.claim_diff or []
-    ]
+    items = _claim_items(list(snap.claim_diff or []))
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
@@ -615,6 +618,7 @@ def history(session: Session, report_id: int) -> list[dict[str, Any]]:
                 "number": v.number,
                 "as_of": day(v.as_of),
                 "kind": run.kind if run else "",
+                "kind_label": run_kind_label(run.kind) if run else "",
                 "run_id": run.id if run else None,
                 "metrics": v.metrics or {},
                 "cost": {k: cost.get(k, 0) for k in COST_FIELDS},

@@ -21,14 +21,30 @@ def _sim(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+def _reasons(texts: list[str]) -> str:
+    """A snapshot's reasons, one per line (commas are inside many of them)."""
+    return "<br>".join(esc(t) for t in texts) or "—"
+
+
+def _snapshot_label(snap: dict, snaps: list[dict]) -> str:
+    """A snapshot as the analyst picks it: its as-of date, and its fetch time when two
+    snapshots share that date (never the database id)."""
+    same_day = [s for s in snaps if s["as_of"] == snap["as_of"]]
+    when = f"as of {snap['as_of']}" if snap["as_of"] else f"fetched {snap['fetched_at']}"
+    if len(same_day) > 1 and snap["as_of"]:
+        when += f" (fetched {snap['fetched_at']})"
+    return when
+
+
 def pool_table(rows: list[dict]) -> None:
     body = "".join(
         "<tr>"
         f"<td>[{esc(r['marker'])}]</td>"
         f"<td>{link_html(r['url'], r['title'] or r['url'])}"
         f'<div class="eg-url">{esc(r["url"])}</div></td>'
-        f"<td>{esc(r['last_checked'] or '—')}</td>"
-        f'<td><span class="eg-kind eg-kind-{esc(r["status"])}">{esc(r["status"])}</span></td>'
+        f"<td>{esc(r['last_checked'] or 'not yet')}</td>"
+        f'<td><span class="eg-kind eg-kind-{esc(r["status"])}">{esc(r["status_label"])}</span>'
+        "</td>"
         f"<td>{esc(r['snapshots'])}</td>"
         f"<td>{esc(r['latest_as_of'] or '—')}</td>"
         "</tr>"
@@ -50,18 +66,18 @@ def source_detail(entry: dict) -> None:
     )
     rows = "".join(
         "<tr>"
-        f"<td>{esc(s['id'])}</td><td>{esc(s['as_of'] or '—')}</td>"
-        f"<td>{esc(s['fetched_at'])}</td>"
+        f"<td>{esc(s['as_of'] or '—')}</td>"
+        f"<td>{esc(s['fetched_at'] or '—')}</td>"
         f'<td><span class="eg-kind eg-kind-{esc(s["change_kind"])}">'
-        f"{esc(s['change_kind'])}</span></td>"
+        f"{esc(s['kind_label'])}</span></td>"
         f"<td>{_sim(s['similarity'])}</td>"
-        f"<td>{esc(', '.join(s['reasons']) or '—')}</td>"
+        f"<td>{_reasons(s['reason_texts'])}</td>"
         f"<td>{esc(s['chars']) if s['has_content'] else 'not fetched'}</td>"
         "</tr>"
         for s in snaps
     )
     st.html(
-        '<table class="eg-ev"><thead><tr><th>Snapshot</th><th>As of</th><th>Fetched</th>'
+        '<table class="eg-ev"><thead><tr><th>As of</th><th>Fetched</th>'
         "<th>Change</th><th>Similarity</th><th>Why</th><th>Characters</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
     )
@@ -70,7 +86,7 @@ def source_detail(entry: dict) -> None:
         st.caption("Fewer than two fetched snapshots: nothing to compare yet.")
         return
     ids = [s["id"] for s in with_content]
-    label = {s["id"]: f"snapshot {s['id']} · as of {s['as_of']}" for s in with_content}
+    label = {s["id"]: _snapshot_label(s, with_content) for s in with_content}
     c1, c2 = st.columns(2)
     a = c1.selectbox("From snapshot", ids, index=len(ids) - 2, format_func=label.get, key="snap_a")
     b = c2.selectbox("To snapshot", ids, index=len(ids) - 1, format_func=label.get, key="snap_b")

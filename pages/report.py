@@ -10,6 +10,7 @@ import streamlit as st
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.export import version_markdown
+from core.labels import section_status_label
 from core.pdf import PDF_TIME_LIMIT, render_pdf
 from core.repository import get_report
 from core.views import esc, export_bytes, version_diff, version_html, version_timeline
@@ -31,6 +32,11 @@ def _support(claims: dict) -> str:
     return f"supported {claims.get('supported', 0)} of {total}" if total else "—"
 
 
+def _metric(value: float | None) -> str:
+    """A quality metric for the timeline: "—" when the version has none."""
+    return "—" if value is None else f"{value:.3f}"
+
+
 def timeline(rows: list[dict]) -> None:
     st.dataframe(
         [
@@ -38,16 +44,18 @@ def timeline(rows: list[dict]) -> None:
                 "version": r["number"],
                 "as of": r["as_of"],
                 "committed": r["committed"],
-                "made by": f"{r['kind']} run {r['run_id']}" if r["run_id"] else "",
+                "made by": f"{r['kind_label']} (run {r['run_id']})" if r["run_id"] else "—",
                 "sections": r["sections"],
                 "changed": ", ".join(
-                    f"{n} {s}" for s, n in sorted(r["statuses"].items()) if s != "kept"
+                    f"{n} {label.lower()}"
+                    for label, n in sorted(r["status_labels"].items())
+                    if label != section_status_label("kept")
                 )
                 or "—",
                 "stale claims": r["stale_citations"],
                 "claim support": _support(r["claims"]),
-                "content ROUGE-L": r["metrics"].get("content_rouge_l"),
-                "outline EM F1": r["metrics"].get("outline_em_f1"),
+                "content ROUGE-L": _metric(r["metrics"].get("content_rouge_l")),
+                "outline EM F1": _metric(r["metrics"].get("outline_em_f1")),
             }
             for r in rows[::-1]
         ],
@@ -114,7 +122,7 @@ def compare(report_id: int, numbers: list[int]) -> None:
         if r["kind"] == "unchanged":
             continue
         st.html(
-            f'<div class="eg-card-head">{badge_html(r["kind"], _KIND[r["kind"]])}'
+            f'<div class="eg-card-head">{badge_html(_DIFF_LABEL[r["kind"]], _KIND[r["kind"]])}'
             f"{esc(r['heading'])}</div>{r['html']}"
         )
     unchanged = [r["heading"] for r in rows if r["kind"] == "unchanged"]
@@ -124,6 +132,7 @@ def compare(report_id: int, numbers: list[int]) -> None:
 
 
 _KIND = {"added": "add", "removed": "remove", "changed": "revise"}
+_DIFF_LABEL = {"added": "Added", "removed": "Removed", "changed": "Changed"}
 
 
 def main() -> None:

@@ -10,12 +10,16 @@ seconds, so a decision or a commit made in another tab (or from the CLI) shows h
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import streamlit as st
 
+from core import config
 from core.db import session_scope
 from core.errors import EvergreenError
+from core.labels import decision_label
 from core.review import commit_run, decide, get_run, proposals_of
 from core.review_views import _stale_on_commit, review_cards
 from core.views import esc, run_info
@@ -27,9 +31,12 @@ FULL_RERUN_KEY = "eg_review_full_rerun"  # a decision changed what the whole pag
 
 
 # -- read models -----------------------------------------------------------------------------
-def _contents(proposals: list[Any]) -> tuple[tuple[Any, ...], ...]:
-    """What a card's heavy HTML depends on: everything but the decision."""
-    return tuple((p.id, p.key, p.action, p.new_text, p.analyst_text) for p in proposals)
+def _contents(proposals: list[Any]) -> str:
+    """What the cards' heavy HTML depends on — every field of every proposal but the
+    decision, in this database — as one digest."""
+    rows = [p.model_dump(exclude={"decision"}) for p in proposals]
+    text = json.dumps([config.database_url(), rows], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _decisions(proposals: list[Any]) -> tuple[tuple[str, str, bool], ...]:
@@ -37,7 +44,7 @@ def _decisions(proposals: list[Any]) -> tuple[tuple[str, str, bool], ...]:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _cached_cards(run_id: int, contents: tuple[tuple[Any, ...], ...]) -> list[dict[str, Any]]:
+def _cached_cards(run_id: int, contents: str) -> list[dict[str, Any]]:
     """Every card of a run as ``review_cards`` builds it, once per content state (a
     resource: shared, never copied — callers copy a card before laying decisions over)."""
     del contents  # the cache key: a resumed run or an edit makes new cards
@@ -60,6 +67,7 @@ def current_cards(run_id: int) -> tuple[list[dict[str, Any]], str]:
                 continue
             card = dict(cached)
             card["decision"] = p.decision
+            card["decision_label"] = decision_label(p.decision)
             card["edited"] = p.analyst_text is not None
             card["stale_on_commit"] = _stale_on_commit(p, card)
             out.append(card)
@@ -201,7 +209,7 @@ def _buttons(run_id: int, c: dict[str, Any]) -> None:
 
 def _head(c: dict[str, Any]) -> None:
     keep = c["action"] == "keep"
-    decision = c.get("decision_label", c["decision"]) + (" (edited)" if c["edited"] else "")
+    decision = c["decision_label"].lower() + (" (edited)" if c["edited"] else "")
     if keep and c["decision"] == "rejected" and not c["edited"]:
         decision += " (to be revised)"
     others = [f for f in c["flags"] if f not in c["attention"]]
@@ -209,9 +217,9 @@ def _head(c: dict[str, Any]) -> None:
     stats = c["diff_stats"]
     words = f" · +{stats['words_inserted']} / −{stats['words_deleted']} words" if stats else ""
     st.html(
-        f'<div class="eg-card-head">{badge_html(c.get("action_label", c["action"]), c["action"])}'
+        f'<div class="eg-card-head">{badge_html(c["action_label"], c["action"])}'
         f"{esc(c['heading'])}</div>"
-        f'<div class="eg-muted">decision: <b>{esc(decision.lower())}</b>{esc(words)}</div>'
+        f'<div class="eg-muted">decision: <b>{esc(decision)}</b>{esc(words)}</div>'
     )
     for flag in c["attention"]:  # e.g. the writer failed: the section was kept as it was
         st.warning(flag, icon="⚠️")

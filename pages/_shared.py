@@ -14,6 +14,7 @@ import streamlit as st
 from core.db import session_scope
 from core.diffing import DIFF_CSS
 from core.errors import EvergreenError
+from core.labels import run_kind_label, run_status_label
 from core.untrusted import escape_all
 from core.views import esc
 
@@ -139,9 +140,10 @@ def pick_report(label: str = "Report", *, key: str) -> int | None:
 
 def progress_line(run: dict[str, Any]) -> None:
     """One run's live state: status, progress text, and any error."""
-    status = run["status"]
-    text = f"Run {run['id']} ({run['kind']}, as of {run['as_of']}): **{status.replace('_', ' ')}**"
-    if run.get("progress") and run["progress"] != status.replace("_", " "):
+    status = run_status_label(run["status"])
+    kind = run_kind_label(run["kind"]).lower()
+    text = f"Run {run['id']} ({kind}, as of {run['as_of']}): **{status.lower()}**"
+    if run.get("progress") and run["progress"].lower() != status.lower():
         st.markdown(text + " — " + _md_escape(run["progress"]))
     else:
         st.markdown(text)

@@ -16,6 +16,7 @@ from core.db import session_scope
 from core.errors import EvergreenError
 from core.export import version_markdown
 from core.importer import DuplicateImportError
+from core.labels import run_status_label
 from core.repository import (
     archive_report,
     archived_report_ids,
@@ -44,6 +45,10 @@ DUPLICATE_KEY = "eg_import_duplicate"  # an import refused as a duplicate, to co
 def _when(choice: str) -> Any:
     """An as-of choice: None for now; a date after today is refused (EvergreenError)."""
     return None if choice == "now" else check_as_of(parse_as_of(choice))
+
+
+def _run_status(status: str | None) -> str:
+    return f" ({esc(run_status_label(status).lower())})" if status else ""
 
 
 def _cost_line(cost: dict[str, Any] | None) -> str:
@@ -122,7 +127,10 @@ def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
             if card["needs_review"]:
                 badges += '<span class="eg-badge eg-a-revise">needs review</span>'
             elif run and run["status"] in ("running", "cancelling"):
-                badges += f'<span class="eg-badge eg-a-extend">{esc(run["status"])}</span>'
+                badges += (
+                    f'<span class="eg-badge eg-a-extend">{esc(run_status_label(run["status"]))}'
+                    "</span>"
+                )
             elif run and run["status"] == "interrupted":
                 badges += '<span class="eg-badge eg-a-remove">interrupted</span>'
             if card["every_days"]:
@@ -140,7 +148,7 @@ def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
                 f'<div class="eg-question">{esc(card["query"])}</div>'
                 f'<div class="eg-muted">Report {rid} · {version} · source {esc(card["source"])}'
                 f" · {esc(card['sources'])} sources · last update "
-                f"{esc(card['last_update'] or '—')} ({esc(card['last_run_status'] or 'none')})"
+                f"{esc(card['last_update'] or '—')}{_run_status(card['last_run_status'])}"
                 f'</div><div class="eg-muted">Last update\'s cost: '
                 f"{esc(_cost_line(card['last_cost']))}</div>"
             )

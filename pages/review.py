@@ -10,6 +10,7 @@ import streamlit as st
 from core import jobs
 from core.db import session_scope
 from core.errors import EvergreenError
+from core.labels import run_kind_label, run_status_label
 from core.views import esc, run_info, runs_of
 from pages._cards import sections
 from pages._costs import cost_meters
@@ -26,10 +27,6 @@ from pages._shared import (
 )
 
 
-def _status(status: str) -> str:
-    return status.replace("_", " ")
-
-
 def pick_run(report_id: int) -> dict[str, Any] | None:
     with session_scope() as session:
         runs = [r for r in runs_of(session, report_id) if r["kind"] != "import"]
@@ -38,7 +35,8 @@ def pick_run(report_id: int) -> dict[str, Any] | None:
         return None
     ids = [r["id"] for r in runs]
     labels = {
-        r["id"]: f"Run {r['id']} · {r['kind']} · {_status(r['status'])} · as of {r['as_of']}"
+        r["id"]: f"Run {r['id']} · {run_kind_label(r['kind'])} · "
+        f"{run_status_label(r['status']).lower()} · as of {r['as_of']}"
         for r in runs
     }
     wanted = st.session_state.get(RUN_KEY)

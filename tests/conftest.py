@@ -18,6 +18,8 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
+pytest_plugins = ["tests.helpers.browser"]  # the browser fixtures (chromium, browser_page)
+
 PEPS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "peps"
 PEPS_CORPUS = PEPS / "peps_corpus.jsonl.gz"
 

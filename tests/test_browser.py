@@ -7,113 +7,23 @@ Screenshots of the Review and History screens are saved under the test's tmp_pat
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pymupdf
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
+from tests.helpers.browser import configure_expect, open_screen, require_chromium, settle
+from tests.helpers.browser import serve as _serve
+
+require_chromium()
+configure_expect()
+
+from playwright.sync_api import Page, expect  # noqa: E402
+
 PAYLOAD_SCRIPT = "<script>window.__pwned=1</script>"
 PAYLOAD_IMG = '<img src=x onerror="window.__pwned=1">'
 PAYLOAD = PAYLOAD_SCRIPT + " " + PAYLOAD_IMG
-
-if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
-    if os.environ.get("CI") == "true":
-        raise RuntimeError("CI=true but Chromium is missing: .ci/run installs it with apt-get.")
-    pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
-
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
-
-# Streamlit reruns a whole page per click; on a loaded 2-core machine that can take longer
-# than Playwright's 5 s default, so every expectation waits for its condition up to 30 s.
-expect.set_options(timeout=30_000)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _serve(home: Path, log: Path) -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "EVERGREEN_HOME": str(home)}
-    for name in ("EVERGREEN_DB", "EVERGREEN_CORPORA", "EVERGREEN_JOBS"):
-        env.pop(name, None)  # the real thing: background workers
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [
-                sys.executable, "-m", "streamlit", "run", "app.py",
-                "--server.headless", "true",
-                "--server.port", str(port),
-                "--server.address", "127.0.0.1",
-                "--browser.gatherUsageStats", "false",
-                "--server.fileWatcherType", "none",
-            ],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not start:\n{log.read_text()}")
-                time.sleep(0.2)
-            yield url
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-
-
-@pytest.fixture
-def browser_page() -> Iterator[Page]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-        )
-        context = browser.new_context(viewport={"width": 1400, "height": 2400})
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        try:
-            yield page
-        finally:
-            context.close()
-            browser.close()
-
-
-def settle(page: Page) -> None:
-    """Wait until the script run triggered by the last action has finished."""
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
-    )
-
-
-def open_screen(page: Page, url: str, path: str, title: str) -> None:
-    page.goto(f"{url}/{path}")
-    expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible()
-    settle(page)
 
 
 def test_analyst_flow_in_chromium(browser_page: Page, tmp_path: Path) -> None:

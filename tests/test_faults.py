@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -46,8 +46,8 @@ from core.report_state import cited_markers
 from core.repository import get_report, get_version, sections_of
 from core.research import create_report
 from core.review import proposals_of, review_run
+from core.review_views import review_cards
 from core.update import update_report
-from core.views import review_cards
 from core.writers.llm import LlmWriter
 from tests.fakes.env import use_loopback_providers
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -475,10 +475,13 @@ def test_redirect_loop_is_flagged(env: Env) -> None:
 
 
 def test_search_provider_down_keeps_the_refresh_and_flags_discovery(env: Env) -> None:
+    made = utcnow()
     env.create()
+    while utcnow() <= made:  # instants are whole seconds: let one pass, a window to search
+        time.sleep(0.05)
     env.site.bump("/lfp")
     env.tavily.fail_with = 503
-    result = env.update(utcnow() + timedelta(hours=1))  # a window to search, however quick
+    result = env.update()
     with session_scope() as s:
         run = s.get(UpdateRun, result["run_id"])
         flags = run.summary["flags"]

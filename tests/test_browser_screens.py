@@ -1,0 +1,140 @@
+"""The analyst's screens in a real browser (Playwright driving Debian's Chromium against
+`streamlit run app.py`): what another tab or the CLI did shows up without a reload,
+"Update now" gives way to "Review run N", no internal name is shown, and the dead ends
+are gone (a future as-of, a duplicate import, archive and delete).
+
+Runs (never skips) under CI=true; locally it skips only when Chromium is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers.browser import (
+    ROOT,
+    configure_expect,
+    new_page,
+    open_screen,
+    require_chromium,
+    serve,
+    settle,
+)
+
+require_chromium()
+configure_expect()
+
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
+
+SAMPLE_REPORT = ROOT / "data" / "sample" / "report.md"
+INTERNAL = re.compile(r"awaiting_review|\bNone\b|snapshot_id|change_kind")
+REDRAWN = 20_000  # ms: a screen polls every few seconds; allow for a loaded machine
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "EVERGREEN_HOME": str(home), "EVERGREEN_JOBS": "sync"}
+    env.pop("EVERGREEN_DB", None)
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+
+
+def visible_text(page: Page) -> str:
+    return page.locator("section.main, [data-testid='stMain']").first.inner_text()
+
+
+def test_other_tabs_and_the_cli_are_reflected_without_a_reload(
+    chromium: Browser, tmp_path: Path
+) -> None:
+    home = tmp_path / "ws"
+    home.mkdir()
+    cli(home, "demo")
+    server = serve(home, tmp_path / "server.log")
+    url = next(server)
+    a, b = new_page(chromium), new_page(chromium)
+    try:
+        a.goto(url)
+        expect(a.get_by_role("button", name="Update now")).to_be_visible()
+        settle(a)
+        # An update started from the command line: tab A shows it, unreloaded.
+        cli(home, "update", "1", "--as-of", "2026-04-15")
+        review_run = a.get_by_role("button", name=re.compile(r"^Review run \d+$"))
+        expect(review_run).to_be_visible(timeout=REDRAWN)
+        expect(a.get_by_role("button", name="Update now")).to_have_count(0)
+        assert not INTERNAL.search(visible_text(a))
+
+        # Both tabs on Review; a decision in B shows in A.
+        review_run.click()
+        a.wait_for_url("**/review")
+        expect(a.get_by_role("button", name="Commit version")).to_be_visible()
+        settle(a)
+        open_screen(b, url, "review", "Review")
+        approve_b = b.get_by_role("button", name="Approve", exact=True).first
+        approve_b.click()
+        expect(approve_b).to_be_disabled()
+        approve_a = a.get_by_role("button", name="Approve", exact=True).first
+        expect(approve_a).to_be_disabled(timeout=REDRAWN)
+        assert not INTERNAL.search(visible_text(a))
+
+        # B commits; A says so on its own.
+        b.get_by_role("button", name="Approve all pending").click()
+        settle(b)
+        b.get_by_role("button", name="Commit version").click()
+        expect(b.get_by_text("Committed version 2.")).to_be_visible()
+        expect(a.get_by_text("This run was committed as version 2.")).to_be_visible(timeout=REDRAWN)
+        expect(a.get_by_role("button", name="Commit version")).to_have_count(0)
+        assert not INTERNAL.search(visible_text(a))
+        a.screenshot(path=str(tmp_path / "review-other-tab.png"), full_page=True)
+    finally:
+        server.close()
+
+
+def test_no_dead_ends_in_the_reports_screen(browser_page: Page, tmp_path: Path) -> None:
+    page = browser_page
+    home = tmp_path / "ws"
+    home.mkdir()
+    server = serve(home, tmp_path / "server.log")
+    url = next(server)
+    try:
+        page.goto(url)
+        expect(page.get_by_text("Grid-Scale Battery Energy Storage").first).to_be_visible()
+        settle(page)
+        page.get_by_text("New report", exact=True).click()
+        page.get_by_role("tab", name="Import a Markdown report").click()
+        page.locator("input[type=file]").set_input_files(str(SAMPLE_REPORT))
+        page.get_by_label("The question it answers").fill("What is new in grid batteries?")
+        page.get_by_label("As of (YYYY-MM-DD, empty: now)").fill("2099-01-01")
+        page.get_by_label("As of (YYYY-MM-DD, empty: now)").press("Enter")
+        settle(page)
+        page.get_by_role("button", name="Import", exact=True).click()
+        expect(page.get_by_text(re.compile("is in the future"))).to_be_visible()
+        # The same file again: a warning and a choice, not a silent second copy.
+        page.get_by_label("As of (YYYY-MM-DD, empty: now)").fill("")
+        page.get_by_label("As of (YYYY-MM-DD, empty: now)").press("Enter")
+        settle(page)
+        page.get_by_role("button", name="Import", exact=True).click()
+        expect(page.get_by_role("button", name="Import anyway")).to_be_visible()
+        page.get_by_role("button", name="Don't import").click()
+        settle(page)
+        expect(page.get_by_role("button", name="Import anyway")).to_have_count(0)
+
+        # Archive hides the report and keeps it; delete asks first, then removes it.
+        page.get_by_text("Rebuild, archive or delete").first.click()
+        expect(page.get_by_role("button", name="Rebuild from scratch")).to_be_visible()
+        page.get_by_role("button", name="Archive", exact=True).click()
+        expect(page.get_by_text(re.compile(r"Archived report 1"))).to_be_visible()
+        expect(page.get_by_role("button", name="Update now")).to_have_count(0)
+        page.get_by_text(re.compile(r"Show archived reports \(1\)")).click()
+        expect(page.get_by_role("button", name="Unarchive")).to_be_visible()
+        page.get_by_role("button", name="Delete …").click()
+        expect(page.get_by_text(re.compile("cannot be undone"))).to_be_visible()
+        page.get_by_role("button", name="Delete for good").click()
+        expect(page.get_by_text(re.compile(r"Deleted report 1"))).to_be_visible()
+        assert not INTERNAL.search(visible_text(page))
+    finally:
+        server.close()
+

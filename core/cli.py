@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from core import config
-from core.errors import EvergreenError
+from core.errors import EvergreenError, RunBusyError
 
 app = typer.Typer(
     add_completion=False,
@@ -655,6 +655,8 @@ def main() -> None:
 
     try:
         code = app(standalone_mode=False)  # typer returns 130 for a KeyboardInterrupt
+    except RunBusyError as exc:
+        _fail(f"{exc} {_next_step(exc)}", 1)
     except EvergreenError as exc:
         _fail(str(exc), 1)
     except RunInterrupted as exc:
@@ -676,6 +678,18 @@ def main() -> None:
         _fail("Interrupted.", code)
     if isinstance(code, int) and code:
         _exit(code)
+
+
+def _next_step(exc: RunBusyError) -> str:
+    """What to type next when a report is held by an open run."""
+    n = exc.run_id
+    if exc.state == "awaiting_review":
+        return f"Review it: evergreen review {n} (or evergreen cancel {n})."
+    if exc.state == "interrupted" and exc.kind == "update":
+        return f"Resume it: evergreen resume {n} (or evergreen cancel {n})."
+    if exc.state == "interrupted":
+        return f"Cancel it: evergreen cancel {n}."
+    return f"Wait for it to finish, or stop it: evergreen cancel {n}."
 
 
 def _fail(message: str, code: int) -> NoReturn:

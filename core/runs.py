@@ -20,7 +20,7 @@ from core import faults
 from core.costs import CostMeter
 from core.dates import as_utc, utcnow
 from core.db import session_scope
-from core.errors import EvergreenError
+from core.errors import EvergreenError, RunBusyError
 from core.models import OPEN_RUN_STATUSES, UpdateRun
 from core.redact import redact_credentials
 
@@ -95,18 +95,20 @@ def _ours(run: UpdateRun) -> bool:
     return run.worker == worker_id()
 
 
-def busy_message(run: UpdateRun) -> str:
+def busy_error(run: UpdateRun) -> RunBusyError:
+    """The report is held by ``run``: what holds it, in words both doors can show."""
     state = run_state(run)
-    if state == "interrupted":
-        hint = f"`evergreen resume {run.id}` or " if run.kind == "update" else ""
-        return f"Run {run.id} was interrupted — {hint}`evergreen cancel {run.id}`."
-    what = "is awaiting review" if state == "awaiting_review" else "is in progress"
-    hint = (
-        f"review it (evergreen review {run.id})"
-        if state == "awaiting_review"
-        else ("watch it in the app, or wait for it to finish")
+    what = {
+        "interrupted": "was interrupted",
+        "awaiting_review": "is awaiting review",
+    }.get(state, "is in progress")
+    return RunBusyError(
+        f"Run {run.id} of report {run.report_id} {what}.",
+        run_id=int(run.id),
+        report_id=int(run.report_id),
+        state=state,
+        kind=run.kind,
     )
-    return f"Run {run.id} of report {run.report_id} {what}; {hint}."
 
 
 def start_run(report_id: int, kind: str, as_of: datetime, base_version_id: int | None) -> int:
@@ -116,7 +118,7 @@ def start_run(report_id: int, kind: str, as_of: datetime, base_version_id: int |
         with session_scope() as session:
             busy = open_run_for(session, report_id)
             if busy is not None:
-                raise EvergreenError(busy_message(busy))
+                raise busy_error(busy)
             run = UpdateRun(
                 report_id=report_id,
                 kind=kind,
@@ -131,9 +133,9 @@ def start_run(report_id: int, kind: str, as_of: datetime, base_version_id: int |
     except IntegrityError:
         with session_scope() as session:
             busy = open_run_for(session, report_id)
-        raise EvergreenError(
-            busy_message(busy) if busy else f"Another run of report {report_id} just started."
-        ) from None
+        if busy is not None:
+            raise busy_error(busy) from None
+        raise EvergreenError(f"Another run of report {report_id} just started.") from None
 
 
 # -- state changes: each one compare-and-set ----------------------------------------------
@@ -282,9 +284,9 @@ def take_over(session: Session, run: UpdateRun) -> int:
     except IntegrityError:  # another run of the report opened meanwhile
         session.rollback()
         busy = open_run_for(session, run.report_id)
-        raise EvergreenError(
-            busy_message(busy) if busy else f"Another run of report {run.report_id} is open."
-        ) from None
+        if busy is not None:
+            raise busy_error(busy) from None
+        raise EvergreenError(f"Another run of report {run.report_id} is open.") from None
     if not won:
         raise EvergreenError(
             f"Run {run.id} was just taken over by another process; watch it instead."

@@ -94,6 +94,7 @@ def report_rows(session: Session) -> list[dict[str, Any]]:
                 "as_of": day(version.as_of) if version else None,
                 "last_update": iso(run.started_at) if run else None,
                 "last_run_status": run_state(run) if run else None,
+                "last_run_id": run.id if run else None,
                 "sources": sources,
                 "needs_review": needs_review,
                 "status": "needs review" if needs_review else (run_state(run) if run else "new"),

@@ -851,7 +851,7 @@ def begin_resume(run_id: int) -> int:
     the take-over is one compare-and-set, so of two processes resuming at once one wins.
     Returns the lease this process now holds on the run."""
     from core.db import session_scope
-    from core.runs import RESUMABLE, busy_message, open_run_for, take_over, worker_alive
+    from core.runs import RESUMABLE, busy_error, open_run_for, take_over, worker_alive
 
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
@@ -869,7 +869,7 @@ def begin_resume(run_id: int) -> int:
             )
         other = open_run_for(session, run.report_id)
         if other is not None and other.id != run.id:
-            raise EvergreenError(busy_message(other))
+            raise busy_error(other)
         report = session.get(Report, run.report_id)
         base = get_version(session, report)
         if run.base_version_id is not None and base.id != run.base_version_id:

@@ -13,7 +13,7 @@ import streamlit as st
 
 from core.db import session_scope
 from core.diffing import DIFF_CSS
-from core.errors import EvergreenError
+from core.errors import EvergreenError, RunBusyError
 from core.labels import run_kind_label, run_status_label
 from core.untrusted import escape_all
 from core.views import esc
@@ -100,9 +100,33 @@ def badge_html(text: str, kind: str) -> str:
     return f'<span class="eg-badge eg-a-{esc(kind)}">{esc(text)}</span>'
 
 
-def show_error(exc: Exception) -> None:
+def show_error(exc: BaseException) -> None:
     text = str(exc) if isinstance(exc, EvergreenError) else f"{type(exc).__name__}: {exc}"
     st.error(escape_all(text))  # a message may quote a page or a model: no link, no image
+    if isinstance(exc, RunBusyError):  # the way on is a screen of this app, not a command
+        review_link(exc.report_id, exc.run_id)
+
+
+def review_link(report_id: int, run_id: int, label: str | None = None) -> None:
+    """A link to one run on the Review screen (``?report=…&run=…``, read by ``deep_link``)."""
+    st.page_link(
+        "pages/review.py",
+        label=label or f"Open run {run_id} on the Review screen",
+        icon=":material/rate_review:",
+        query_params={"report": str(report_id), "run": str(run_id)},
+    )
+
+
+def deep_link() -> None:
+    """Take ``?report=…&run=…`` from the address into the screen's choice, once."""
+    params = st.query_params
+    for name, key in (("report", REPORT_KEY), ("run", RUN_KEY)):
+        value = params.get(name)
+        if value is not None and str(value).isdigit():
+            st.session_state[key] = int(value)
+    for name in ("report", "run"):
+        if name in params:
+            del params[name]
 
 
 def guarded(fn: Callable[[], Any]) -> Any:

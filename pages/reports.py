@@ -35,7 +35,15 @@ from core.views import (
     source_choices,
     update_as_of_choices,
 )
-from pages._shared import REPORT_KEY, RUN_KEY, progress_line, show_error, style, watch_runs
+from pages._shared import (
+    REPORT_KEY,
+    RUN_KEY,
+    progress_line,
+    review_link,
+    show_error,
+    style,
+    watch_runs,
+)
 
 LIVE_EVERY = 1.0  # seconds between progress polls while a run is working
 DELETE_KEY = "eg_confirm_delete"  # the report whose deletion waits for a confirmation
@@ -96,6 +104,7 @@ def interrupted_run(run: dict[str, Any]) -> None:
     is resumed (Review screen) or cancelled."""
     run_id = run["id"]
     st.warning(f"Run {run_id} was interrupted — resume it on the Review screen, or cancel it.")
+    review_link(run["report_id"], run_id)
     if st.button("Cancel run", key=f"cancel_interrupted_{run_id}"):
         try:
             jobs.cancel(run_id)
@@ -174,7 +183,9 @@ def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
             elif card["version"]:
                 update_controls(card)
             elif card["last_run_status"] == "failed":
-                st.error("Creating this report failed; see its run on the Review screen.")
+                st.error("Creating this report failed; its run on the Review screen says why.")
+                if card.get("last_run_id"):
+                    review_link(rid, card["last_run_id"])
             if st.session_state.get(DELETE_KEY) == rid:
                 confirm_delete(rid)
             elif not archived:

@@ -19,6 +19,7 @@ from pages._shared import (
     RUN_KEY,
     VERSION_KEY,
     badge_html,
+    deep_link,
     pick_report,
     progress_line,
     show_error,
@@ -107,6 +108,7 @@ def recover(run: dict[str, Any]) -> None:
 def main() -> None:
     style()
     st.title("Review")
+    deep_link()
     flash = st.session_state.pop("eg_flash", None)
     report_id = pick_report(key="review_report_pick")
     if report_id is None:

@@ -15,6 +15,7 @@ import pytest
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
+from core.dates import parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.models import Report, SectionProposal, UpdateRun
@@ -283,3 +284,27 @@ def test_review_offers_resume_for_a_failed_update(
     ok(app.button(key="resume_run").click().run())
     assert "awaiting review" in texts(app)
     assert changed_keys(app)
+
+
+def test_a_report_held_by_a_run_links_to_that_run_on_the_review_screen(
+    app: AppTest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core import jobs
+
+    real_start, started = jobs.start_update, []
+
+    def lost_the_race(report_id: int, **kwargs: object) -> int:
+        started.append(begin_update(report_id, as_of=parse_as_of("2026-04-15")))  # another tab
+        return real_start(report_id, **kwargs)
+
+    monkeypatch.setattr(jobs, "start_update", lost_the_race)
+    app.selectbox(key="asof_1").select("2026-04-15").run()
+    ok(app.button(key="update_1").click().run())
+    run_id = started[0]
+    assert [e.value for e in app.error] == [f"Run {run_id} of report 1 is in progress."]
+    [link] = app.get("page_link")  # the app's way on; a command is the CLI's
+    assert link.proto.page == "review"
+    assert link.proto.query_string == f"report=1&run={run_id}"
+    app.query_params["report"], app.query_params["run"] = "1", str(run_id)
+    ok(app.switch_page("pages/review.py").run())  # the link's address opens that run
+    assert app.session_state["eg_run"] == run_id and app.session_state["eg_report"] == 1

@@ -85,3 +85,16 @@ def test_demo_is_idempotent(workspace: Path) -> None:
     assert first["report_id"] == again["report_id"]
     corpora = json.loads(run(workspace, "corpus", "list", "--json").stdout)
     assert corpora[0]["name"] == "sample" and corpora[0]["pages"] >= 30
+
+
+def test_a_report_held_by_a_run_names_the_command_that_frees_it(workspace: Path) -> None:
+    assert run(workspace, "demo").returncode == 0
+    first = run(workspace, "update", "1", "--as-of", "2026-04-15", "--json")
+    assert first.returncode == 0, first.stderr
+    run_id = json.loads(first.stdout)["run_id"]
+    again = run(workspace, "update", "1", "--as-of", "2026-07-15")
+    assert again.returncode == 1
+    assert " ".join(again.stderr.split()) == (
+        f"Error: Run {run_id} of report 1 is awaiting review. "
+        f"Review it: evergreen review {run_id} (or evergreen cancel {run_id})."
+    )

@@ -121,8 +121,8 @@ def test_a_killed_run_reads_interrupted_everywhere_and_cancel_ends_it(
     again = cli(workspace, "update", str(report), "--as-of", "2024-06-30")
     assert again.returncode == 1
     assert (
-        f"Run {run_id} was interrupted — `evergreen resume {run_id}` or "
-        f"`evergreen cancel {run_id}`." in again.stderr
+        f"Run {run_id} of report {report} was interrupted. Resume it: evergreen resume "
+        f"{run_id} (or evergreen cancel {run_id})." in " ".join(again.stderr.split())
     )
     [row] = json.loads(cli(workspace, "list", "--json").stdout)
     assert row["status"] == "interrupted" and row["last_run_status"] == "interrupted"

@@ -62,13 +62,24 @@ def _stage_bars(costs: dict) -> go.Figure:
     return fig
 
 
+@st.fragment
+def stage_chart(run_id: int) -> None:
+    """The per-stage bars, on request: drawing them is most of what opening Review costs
+    the browser, and the line and meters above already tell the story."""
+    if not st.toggle("Cost and time by stage", key=f"stage_chart_{run_id}"):
+        return
+    with session_scope() as session:
+        costs = run_costs(session, run_id)
+    st.plotly_chart(_stage_bars(costs), width="stretch", key="cost_meters")
+
+
 def cost_meters(run_id: int) -> None:
     with session_scope() as session:
         costs = run_costs(session, run_id)
     scratch = costs["scratch"]
     st.markdown(f"**{costs['headline']}**")
     _meters(costs)
-    st.plotly_chart(_stage_bars(costs), width="stretch", key="cost_meters")
+    stage_chart(run_id)
     name = "from scratch (estimate)" if scratch["estimated"] else "from scratch"
     st.caption(
         f"“scratch”: {name} — {scratch['basis']}. Time: seconds spent in each stage. "

@@ -14,7 +14,7 @@ from core.views import (
     snapshot_diff_html,
     snapshot_rows,
 )
-from pages._shared import pick_report, style
+from pages._shared import pick_report, style, watch_runs
 
 
 def _sim(value: float | None) -> str:
@@ -105,6 +105,7 @@ def main() -> None:
     report_id = pick_report(key="evidence_report_pick")
     if report_id is None:
         return
+    watch_runs(report_id)  # a run committed elsewhere: a new version to show
     with session_scope() as session:
         pool = evidence_pool(session, report_id)
     if not pool:

@@ -10,7 +10,7 @@ import streamlit as st
 from core.cost_views import label_of, scratch_caption, update_costs, visible_fields, writer_is_llm
 from core.db import session_scope
 from core.views import EVIDENCE_KINDS, history
-from pages._shared import ACTION_COLORS, KIND_COLORS, pick_report, style
+from pages._shared import ACTION_COLORS, KIND_COLORS, pick_report, style, watch_runs
 
 LAYOUT = {"height": 320, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}}
 
@@ -187,6 +187,7 @@ def main() -> None:
     report_id = pick_report(key="history_report_pick")
     if report_id is None:
         return
+    watch_runs(report_id)  # a run committed elsewhere: a new version to show
     with session_scope() as session:
         rows = history(session, report_id)
         costs = update_costs(session, report_id)

@@ -3,23 +3,16 @@ timeline, the diff between two versions, and Markdown / PDF export."""
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from core.db import session_scope
 from core.errors import EvergreenError
-from core.export import version_markdown
+from core.export import export_file_name, version_markdown
 from core.labels import section_status_label
 from core.pdf import PDF_TIME_LIMIT, render_pdf
 from core.repository import get_report
 from core.views import esc, export_bytes, version_diff, version_html, version_timeline
-from pages._shared import VERSION_KEY, badge_html, pick_report, show_error, style
-
-
-def _file_stem(title: str, number: int) -> str:
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()[:60] or "report"
-    return f"{slug}-v{number}"
+from pages._shared import VERSION_KEY, badge_html, pick_report, show_error, style, watch_runs
 
 
 def _plural(n: int, word: str) -> str:
@@ -65,7 +58,6 @@ def timeline(rows: list[dict]) -> None:
 
 
 def export(report_id: int, number: int, title: str) -> None:
-    stem = _file_stem(title, number)
     c1, c2 = st.columns(2)
     try:
         with session_scope() as session:
@@ -76,7 +68,7 @@ def export(report_id: int, number: int, title: str) -> None:
         c1.download_button(
             "Download Markdown",
             md,
-            file_name=f"{stem}.md",
+            file_name=export_file_name(title, number, "md"),
             mime="text/markdown",
             key="download_md",
             on_click="ignore",
@@ -86,7 +78,7 @@ def export(report_id: int, number: int, title: str) -> None:
         c2.download_button(
             "Download PDF",
             st.session_state[pdf_key],
-            file_name=f"{stem}.pdf",
+            file_name=export_file_name(title, number, "pdf"),
             mime="application/pdf",
             key="download_pdf",
             on_click="ignore",
@@ -141,6 +133,7 @@ def main() -> None:
     report_id = pick_report(key="report_report_pick")
     if report_id is None:
         return
+    watch_runs(report_id)  # a run committed elsewhere: a new version to show
     with session_scope() as session:
         report = get_report(session, report_id)
         title, source = report.title, report.source

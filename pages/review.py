@@ -10,7 +10,7 @@ import streamlit as st
 from core import jobs
 from core.db import session_scope
 from core.errors import EvergreenError
-from core.labels import run_kind_label, run_status_label
+from core.labels import action_label, change_kind_label, run_kind_label, run_status_label
 from core.views import esc, run_info, runs_of
 from pages._cards import sections
 from pages._costs import cost_meters
@@ -137,8 +137,16 @@ def main() -> None:
             st.switch_page("pages/report.py")
     summary = info["summary"]
     if summary.get("actions"):
-        acts = " ".join(badge_html(f"{n} {a}", a) for a, n in summary["actions"].items() if n)
-        ev = ", ".join(f"{n} {k}" for k, n in summary.get("evidence", {}).items() if n)
+        acts = " ".join(
+            badge_html(f"{n} {action_label(a).lower()}", a)
+            for a, n in summary["actions"].items()
+            if n
+        )
+        ev = ", ".join(
+            f"{n} {change_kind_label(k).lower()}"
+            for k, n in summary.get("evidence", {}).items()
+            if n
+        )
         st.html(f"<div>{acts} <span class='eg-muted'>evidence: {esc(ev)}</span></div>")
     if summary.get("flags"):  # run-level problems, e.g. search down during discovery
         st.html("".join(f'<div class="eg-muted">⚑ {esc(f)}</div>' for f in summary["flags"]))

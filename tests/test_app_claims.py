@@ -220,7 +220,7 @@ def test_export_starts_with_the_version_line_and_reimport_does_not_repeat_it(
     app: AppTest, downloads: dict[str, bytes], tmp_path: Path
 ) -> None:
     ok(app.switch_page("pages/report.py").run())
-    md = downloads[next(n for n in downloads if n.endswith("-v1.md"))].decode()
+    md = downloads[next(n for n in downloads if n.endswith(" — v1.md"))].decode()
     lines = md.split("\n")
     assert lines[0].startswith("# Grid-Scale Battery Energy Storage") and lines[1] == ""
     m = VERSION_LINE.match(lines[2])

@@ -113,7 +113,10 @@ def test_full_flow_create_update_review_commit_export(
     assert at.session_state["eg_run"]
     ok(at.button(key="review_2").click().run())  # switches to the Review screen
     page = texts(at)
-    assert "Cost of this run" in page and at.get("plotly_chart")
+    assert "Cost of this run" in page and "Saved vs starting over" in page
+    assert not at.get("plotly_chart")  # the stage bars are drawn on request
+    ok(at.toggle(key=f"stage_chart_{at.session_state['eg_run']}").set_value(True).run())
+    assert len(at.get("plotly_chart")) == 1
     assert 'class="eg-diff"' in page and "eg-ins" in page  # side-by-side word diff
     keys = changed_keys(at)
     assert len(keys) >= 2, keys
@@ -144,11 +147,11 @@ def test_full_flow_create_update_review_commit_export(
 
     ok(at.switch_page("pages/report.py").run())
     assert at.selectbox(key="version_pick").value == 2
-    md = downloads[next(n for n in downloads if n.endswith("-v2.md"))]
+    md = downloads[next(n for n in downloads if n.endswith(" — v2.md"))]
     assert md.decode().startswith("# ") and "## References" in md.decode()
     assert md.decode().split("\n")[2].startswith("_Version 2 · as of 2026-07-15 · ")
     ok(at.button(key="make_pdf").click().run())
-    pdf = downloads[next(n for n in downloads if n.endswith("-v2.pdf"))]
+    pdf = downloads[next(n for n in downloads if n.endswith(" — v2.pdf"))]
     assert pdf.startswith(b"%PDF")
     with pymupdf.open(stream=pdf, filetype="pdf") as doc:
         text = " ".join(page.get_text() for page in doc)

@@ -41,6 +41,8 @@ def test_analyst_flow_in_chromium(browser_page: Page, tmp_path: Path) -> None:
         review = page.get_by_role("button", name="Review", exact=True)
         expect(review).to_be_visible(timeout=90_000)
         expect(page.get_by_text("needs review")).to_be_visible()
+        expect(page.get_by_role("button", name=re.compile(r"^Review run \d+$"))).to_be_visible()
+        expect(page.get_by_role("button", name="Update now")).to_have_count(0)
         settle(page)
         review.click()
         page.wait_for_url("**/review")
@@ -49,7 +51,20 @@ def test_analyst_flow_in_chromium(browser_page: Page, tmp_path: Path) -> None:
         settle(page)
         expect(page.locator("table.eg-diff").first).to_be_visible()
         expect(page.locator("del.eg-del, ins.eg-ins").first).to_be_visible()
-        expect(page.locator(".js-plotly-plot").first).to_be_visible()  # cost meters
+        # The cost story: one line against starting over, the stage bars on request.
+        expect(page.get_by_text(re.compile(r"^Saved vs starting over: "))).to_be_visible()
+        expect(page.locator(".js-plotly-plot")).to_have_count(0)
+        page.get_by_text("Cost and time by stage").click()
+        expect(page.locator(".js-plotly-plot").first).to_be_visible()
+        # Each changed claim is one plain sentence; its report sentence is marked "Before".
+        claim = page.locator(".eg-claim-line").first
+        expect(claim).to_contain_text(re.compile(r"→ .*\(source \[\d+\], \d{1,2} \w{3} → "))
+        expect(page.locator("mark.eg-hl").first).to_be_visible()
+        main = page.locator("[data-testid='stMain']").first.inner_text()
+        leak = re.search(r"awaiting_review|\bNone\b|snapshot_id", main)
+        assert not leak, main[max(0, leak.start() - 300) : leak.end() + 300]
+        claims = "\n".join(page.locator(".eg-claim-line, .eg-claim-sentence").all_inner_texts())
+        assert claims and not re.search(r"\|\s*---|^\s*#+ |\*\*|\]\(", claims, re.M), claims
 
         page.get_by_role("button", name="Approve", exact=True).first.click()
         settle(page)
@@ -81,7 +96,15 @@ def test_analyst_flow_in_chromium(browser_page: Page, tmp_path: Path) -> None:
         pdf = Path(pdf_download.value.path()).read_bytes()
         with pymupdf.open(stream=pdf, filetype="pdf") as doc:
             text = " ".join(p.get_text() for p in doc)
+            pages = doc.page_count
+            links = sum(len(p.get_links()) for p in doc)
         assert "Grid-Scale Battery Energy Storage" in text and "References" in text
+        assert f"1 / {pages}" in text and f"{pages} / {pages}" in text  # page numbers
+        assert links > 0  # each [n] is a link to its reference entry
+        name = pdf_download.value.suggested_filename
+        assert name.startswith("Grid-Scale Battery Energy Storage") and name.endswith(" — v2.pdf")
+        title_words = re.findall(r"[\w-]+", md.splitlines()[0])
+        assert all(w in title_words for w in re.findall(r"[\w-]+", name[: -len(" — v2.pdf")]))
 
         # History: four charts across the two versions.
         open_screen(page, url, "history", "History")

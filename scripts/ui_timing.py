@@ -10,7 +10,11 @@ review, then measures in the browser:
   its new decision) and the script run has finished (the running indicator is gone);
 - ``save_edit``: from the click until the card says "(edited)", likewise.
 
-Usage:  python scripts/ui_timing.py [--rounds 3] [--json out.json]
+With ``--floor`` it first times the same click on a one-button Streamlit fragment app
+(``floor``): what any click costs on this machine with this method, the figure the
+Review timings are to be read against.
+
+Usage:  python scripts/ui_timing.py [--rounds 3] [--floor] [--json out.json]
 Prints the median, minimum and maximum of each figure over the rounds (seconds).
 """
 
@@ -53,15 +57,30 @@ def prepare(home: Path) -> None:
         )  # fmt: skip
 
 
+FLOOR_APP = """
+import streamlit as st
+
+@st.fragment
+def one_button() -> None:
+    n = st.session_state.get("n", 0)
+    if st.button(f"Click {n}", key="b"):
+        st.session_state["n"] = n + 1
+        st.rerun(scope="fragment")
+
+st.title("Floor")
+one_button()
+"""
+
+
 @contextmanager
-def serve(home: Path) -> Iterator[str]:
+def serve(home: Path, script: str = "app.py") -> Iterator[str]:
     port = _free_port()
     env = {**os.environ, "EVERGREEN_HOME": str(home)}
     for name in ("EVERGREEN_DB", "EVERGREEN_JOBS"):
         env.pop(name, None)
     server = subprocess.Popen(
         [
-            sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+            sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
             "--server.port", str(port), "--server.address", "127.0.0.1",
             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
         ],
@@ -130,10 +149,34 @@ def one_round(url: str, page: object) -> dict[str, float]:
     return out
 
 
+def floor(browser: object, clicks: int = 8) -> list[float]:
+    """Seconds per click on a one-button fragment app (the machine's floor)."""
+    from playwright.sync_api import expect
+
+    times: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="eg-floor-") as tmp:
+        script = Path(tmp) / "floor.py"
+        script.write_text(FLOOR_APP, encoding="utf-8")
+        with serve(Path(tmp), str(script)) as url:
+            page = browser.new_context().new_page()  # type: ignore[attr-defined]
+            page.goto(url)
+            _idle(page)
+            for n in range(clicks):
+                button = page.get_by_role("button", name=f"Click {n}")
+                t0 = time.perf_counter()
+                button.click()
+                expect(page.get_by_role("button", name=f"Click {n + 1}")).to_be_visible()
+                _idle(page)
+                times.append(time.perf_counter() - t0)
+            page.context.close()
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--floor", action="store_true", help="time a one-button app first")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -144,6 +187,7 @@ def main() -> None:
             headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
         )
+        floor_times = floor(browser) if args.floor else []
         for n in range(args.rounds):
             with tempfile.TemporaryDirectory(prefix="eg-ui-") as tmp:
                 home = Path(tmp)
@@ -163,6 +207,12 @@ def main() -> None:
         }
         for k in keys
     }
+    if floor_times:
+        summary["floor"] = {
+            "median": round(statistics.median(floor_times), 3),
+            "min": round(min(floor_times), 3),
+            "max": round(max(floor_times), 3),
+        }
     for k, v in summary.items():
         print(f"{k:>10}: median {v['median']:.2f} s  (min {v['min']:.2f}, max {v['max']:.2f})")
     if args.json:

@@ -32,6 +32,21 @@ def corpora_dir() -> Path:
     return Path(os.environ.get("EVERGREEN_CORPORA") or workspace_dir() / "corpora").expanduser()
 
 
+_CORE = Path(__file__).resolve().parent
+
+
+def resource_dir(packaged: str, checkout: str) -> Path:
+    """A folder the project ships: ``checkout`` (relative to the project's top) in a
+    checkout, ``core/<packaged>`` in an installed wheel (pyproject's package-dir)."""
+    installed = _CORE / packaged
+    return installed if installed.is_dir() else _CORE.parent / checkout
+
+
 def sample_dir() -> Path:
     """The sample workspace shipped with the project (``data/sample``)."""
-    return Path(__file__).resolve().parent.parent / "data" / "sample"
+    return resource_dir("sample", "data/sample")
+
+
+def prompts_dir() -> Path:
+    """The writer's prompt templates (``prompts/``)."""
+    return resource_dir("prompts", "prompts")

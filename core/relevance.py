@@ -132,6 +132,31 @@ def fuse(lexical: Sequence[str], semantic: Mapping[str, float], k: int = RRF_K) 
     return sorted(lexical, key=lambda u: (-fused(u), lex_rank[u]))
 
 
+def interleave(lists: Sequence[Sequence[str]]) -> list[str]:
+    """The items of several rankings in one: by best position in any of them, ties in
+    the order of the lists (each search's first hit before any search's second)."""
+    best: dict[str, tuple[int, int]] = {}
+    for i, ranking in enumerate(lists):
+        for pos, u in enumerate(ranking):
+            best[u] = min(best.get(u, (pos, i)), (pos, i))
+    return sorted(best, key=lambda u: best[u])
+
+
+def rank_hits(
+    question: str, lists: Sequence[Sequence[str]], pages: Mapping[str, tuple[str, str]]
+) -> list[str]:
+    """Search hits ranked as a first report ranks its candidates, best first: their
+    lexical order (``interleave`` of the searches' results) fused with their hybrid
+    score (semantic plus lexical) against the question, over ``pages`` — url → (title,
+    snippet), all a hit says before it is fetched. Hits scoring below RELEVANCE_MIN
+    are off topic whatever the question and left out."""
+    relevance = Relevance(question)
+    semantic = relevance.page_scores(pages)
+    hybrid = relevance.hybrid_scores(pages, semantic)
+    lexical = [u for u in interleave(lists) if u in pages]
+    return [u for u in fuse(lexical, hybrid) if semantic[u] >= RELEVANCE_MIN]
+
+
 def first_floor(scores: Sequence[float]) -> float:
     """The score a page needs to enter a first report: a share of the best candidate's
     (embedding scores differ by question, so no absolute value fits all), never below

@@ -27,9 +27,10 @@ from pathlib import Path
 
 import yaml
 
+from core.config import prompts_dir
 from core.errors import EvergreenError
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+PROMPTS_DIR = prompts_dir()
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n", re.S)
 _PART = re.compile(r"^\[(system|user)\][ \t]*$", re.M)

@@ -7,6 +7,7 @@ given as a publication date means the start of that day.
 
 from __future__ import annotations
 
+import email.utils
 from datetime import UTC, date, datetime, time
 
 from core.errors import EvergreenError
@@ -66,3 +67,30 @@ def as_utc(dt: datetime) -> datetime:
 
 def day(dt: datetime | None) -> str:
     return dt.date().isoformat() if dt else ""
+
+
+def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait: a number of seconds or an HTTP date
+    (RFC 9110 §10.2.3); None when absent or unreadable, never negative."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    when = http_date(value)
+    if when is None:
+        return None
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def http_date(value: str | None) -> datetime | None:
+    """An HTTP date (``Last-Modified``, ``Retry-After``: RFC 9110 §5.6.7) as a UTC-aware
+    instant; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)

@@ -18,6 +18,7 @@ import requests
 from tavily import TavilyClient
 from tavily import errors as tavily_errors
 
+from core.dates import http_date
 from core.errors import EvergreenError
 from core.redact import redact_credentials
 from core.sources.base import SearchResult, canonical_url
@@ -173,12 +174,7 @@ def _parse_date(value: Any) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        import email.utils
-
-        try:
-            parsed = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError):
-            return None
+        return http_date(text)  # a feed's RFC 822 date
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 

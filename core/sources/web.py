@@ -41,13 +41,12 @@ import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.dates import utcnow
+from core.dates import http_date, retry_after_seconds, utcnow
 from core.errors import EvergreenError
 from core.sources.base import FetchedPage, PageNotFound, canonical_url
 from core.sources.policy_proxy import PolicyProxy
@@ -458,7 +457,7 @@ class WebFetcher:
             return None, ""
         headers = {str(k).lower(): str(v) for k, v in (result.response_headers or {}).items()}
         headers = headers or self._http_headers.get(canonical_url(url), {})
-        after = _retry_after(headers.get("retry-after"))
+        after = retry_after_seconds(headers.get("retry-after"))
         if after is not None and after > self.max_retry_after:
             return None, f" (the server asks to retry after {after:g} s; not waited for)"
         if attempt >= self.attempts:
@@ -618,14 +617,7 @@ def _html_text(html: str) -> str:
 
 
 def _last_modified(headers: dict[str, str]) -> datetime | None:
-    value = headers.get("last-modified")
-    if not value:
-        return None
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    return http_date(headers.get("last-modified"))
 
 
 def _capped_response(limit: int) -> Any:
@@ -656,22 +648,6 @@ def _status_of(result: Any) -> int | None:
         return int(result.status_code)
     m = _STATUS_IN_ERROR.search(str(result.error_message or ""))
     return int(m.group(1)) if m else None
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (a number or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 _UNREADABLE = re.compile(r"[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")

@@ -25,7 +25,6 @@ tags, with the instruction not to follow directions found there.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
 import re
@@ -47,6 +46,7 @@ from tenacity.wait import wait_random_exponential
 from core import costs
 from core.anchors import sentence_key
 from core.claims import cited_sentences
+from core.dates import retry_after_seconds
 from core.errors import EvergreenError
 from core.facets import Facet
 from core.keyfacts import read_key_facts, typed
@@ -1029,6 +1029,8 @@ def _about_format(exc: openai.APIStatusError) -> bool:
 
 
 def _retry_after(exc: BaseException | None) -> float | None:
+    """What a rate-limited model server asks to wait: ``retry-after-ms`` (OpenAI's), else
+    ``Retry-After``."""
     if not isinstance(exc, openai.APIStatusError):
         return None
     headers = exc.response.headers
@@ -1038,17 +1040,7 @@ def _retry_after(exc: BaseException | None) -> float | None:
             return max(0.0, float(ms) / 1000)
         except ValueError:
             pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, (when - datetime.now(when.tzinfo or UTC)).total_seconds())
+    return retry_after_seconds(headers.get("retry-after"))
 
 
 def _describe_error(exc: BaseException | None) -> str:

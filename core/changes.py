@@ -33,7 +33,6 @@ rewrite of ``Implemented (Swift 3)`` to ``(Swift 3.0)`` stays ``minor``.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -42,6 +41,7 @@ from typing import Any, Literal
 
 from rapidfuzz import fuzz, process
 
+from core.hashing import content_hash, normalise_newlines
 from core.keyfacts import (
     HeaderBlock,
     KeyFact,
@@ -77,18 +77,6 @@ __all__ = [
     "material_reasons",
     "split_sentences",
 ]
-
-
-# --------------------------------------------------------------------------- hashing
-
-
-def _normalise_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def content_hash(text: str) -> str:
-    """SHA-256 hex digest of ``text`` with line endings normalised to ``\\n`` (nothing else)."""
-    return hashlib.sha256(_normalise_newlines(text).encode("utf-8")).hexdigest()
 
 
 # --------------------------------------------------------------------------- sentences
@@ -164,7 +152,7 @@ def split_sentences(text: str) -> list[str]:
     dropped. Markup-only lines (rst under/overlines, table borders, transitions)
     are dropped and whitespace is collapsed. Deterministic and regex-only.
     """
-    text = _normalise_newlines(text)
+    text = normalise_newlines(text)
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = text.split("\n")
@@ -1175,13 +1163,13 @@ def classify_change(
     """
     if content_hash(old) == content_hash(new):
         if old_meta or new_meta:
-            same = _normalise_newlines(old)
+            same = normalise_newlines(old)
             reasons = _key_fact_reasons(same, same, old_meta, new_meta)
             if reasons:
                 return ChangeResult("material", 1.0, [], reasons)
         return ChangeResult("unchanged", None, [], [])
-    a = _normalise_newlines(old)
-    b = _normalise_newlines(new)
+    a = normalise_newlines(old)
+    b = normalise_newlines(new)
     # A cutoff lets rapidfuzz skip most of the work above tau; below it we pay for
     # the exact value once more (rare: most changes are small).
     cutoff = min(max(tau, 0.0), 1.0) * 100.0

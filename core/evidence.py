@@ -19,11 +19,12 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from core import faults
-from core.changes import ChangeResult, ClaimChange, classify_change, content_hash
+from core.changes import ChangeResult, ClaimChange, classify_change
 from core.costs import CostMeter
 from core.dates import as_utc, day, iso, utcnow
 from core.errors import EvergreenError
 from core.facets import facets_of, subject_of
+from core.hashing import content_hash
 from core.models import PoolEntry, Report, Snapshot, Source, UpdateRun
 from core.overview import DERIVED_KEYS
 from core.relevance import Relevance, floor_for, fuse, rank_hits

@@ -28,11 +28,11 @@ from urllib.parse import urlsplit
 
 from sqlmodel import Session, col, select
 
-from core.changes import content_hash
 from core.claims import claim_counts
 from core.dates import day, parse_as_of, utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.evidence import json_safe
+from core.hashing import content_hash
 from core.models import Report, Snapshot, UpdateRun
 from core.report_state import ReportDoc, parse_markdown
 from core.repository import (

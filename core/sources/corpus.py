@@ -13,7 +13,6 @@ same URL; a record marked ``gone`` ends the page's life at that instant.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import re
@@ -30,6 +29,7 @@ import yaml
 from core import config
 from core.dates import iso, parse_as_of, parse_published, utcnow
 from core.errors import EvergreenError, NotFoundError
+from core.hashing import content_hash
 from core.sources.base import FetchedPage, PageNotFound, SearchResult, canonical_url
 from core.untrusted import strip_bidi
 
@@ -87,7 +87,7 @@ class PageRecord:
 
     @property
     def content_hash(self) -> str:
-        return hashlib.sha256(self.content.encode("utf-8")).hexdigest()
+        return content_hash(self.content)
 
 
 @dataclass(frozen=True)

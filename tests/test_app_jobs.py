@@ -12,7 +12,7 @@ import pytest
 from sqlmodel import select
 
 from core import jobs
-from core.dates import parse_as_of, utcnow
+from core.dates import as_utc, parse_as_of, utcnow
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.importer import import_report, read_markdown_file
@@ -153,7 +153,9 @@ def test_due_reports_and_run_due(sample: int) -> None:
     with session_scope() as session:
         report = session.get(Report, sample)
         due = next_due(session, report)
-        assert due is not None
+        runs = select(UpdateRun).where(UpdateRun.report_id == sample)
+        last = session.exec(runs.order_by(UpdateRun.id.desc())).first()
+        assert due == as_utc(last.started_at) + timedelta(days=30)  # 30 days after the last run
         assert due_reports(session, due - timedelta(days=1)) == []
         assert [r.id for r in due_reports(session, due + timedelta(days=1))] == [sample]
     rows = run_due(workers=2, now=utcnow() + timedelta(days=31))

@@ -21,6 +21,7 @@ from core.errors import EvergreenError
 from core.models import Report, SectionProposal, UpdateRun
 from core.repository import get_report, get_version, sections_of
 from core.update import begin_update
+from tests.helpers.apptest import ok
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_REPORT = ROOT / "data" / "sample" / "report.md"
@@ -36,11 +37,6 @@ def texts(at: AppTest) -> str:
     parts += [e.value for e in at.info] + [e.value for e in at.warning]
     parts += [h.proto.body for h in at.get("html")]
     return "\n".join(str(p) for p in parts)
-
-
-def ok(at: AppTest) -> AppTest:
-    assert not at.exception, at.exception
-    return at
 
 
 def changed_keys(at: AppTest) -> list[str]:

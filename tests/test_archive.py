@@ -372,8 +372,12 @@ def test_app_delete_with_a_run_in_progress_says_so(app: AppTest) -> None:
     app.button(key="delete_1").click().run()
     app.button(key="delete_confirm_1").click().run()
     assert any(f"Run {run_id} of report 1 is in progress" in e.value for e in app.error)
-    with session_scope() as session:
-        assert session.get(Report, 1) is not None
+    assert not any("Deleted report 1" in s.value for s in app.success)
+    with session_scope() as session:  # nothing deleted: the report, its versions, its run
+        assert count(session, Report, col(Report.id) == 1) == 1
+        assert count(session, ReportVersion, col(ReportVersion.report_id) == 1) >= 1
+        assert count(session, Section) > 0 and count(session, PoolEntry) > 0
+        assert session.get(UpdateRun, run_id).status == "running"
 
 
 def test_app_rebuild_makes_a_baseline_and_keeps_the_list(app: AppTest) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ from core.sources.corpus import add_corpus
 from tests.conftest import run_cli, write_jsonl
 from tests.fakes.loopback import Reply, Request
 from tests.fakes.openai_server import FakeOpenAI, Step
-from tests.test_engine import corpus_records, make_report
+from tests.helpers.corpus import corpus_records, make_report
 
 
 def cli(workspace: Path, *args: str, faults: str | None = None) -> subprocess.CompletedProcess:
@@ -76,11 +76,31 @@ def test_kill_minus_nine_then_resume(workspace: Path, report: int, where: str) -
 
 def test_resume_refuses_live_or_finished_runs(workspace: Path, report: int) -> None:
     from core.dates import parse_as_of
-    from core.update import resume_run, update_report
+    from core.review import review_run
+    from core.update import begin_update, resume_run
 
-    result = update_report(report, as_of=parse_as_of("2024-06-30"))
+    live = begin_update(report, as_of=parse_as_of("2024-06-30"))
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:  # another live process on this host holds the run as its worker
+        with session_scope() as s:
+            run = s.get(UpdateRun, live)
+            run.worker = f"{socket.gethostname()}:{worker.pid}"
+            s.add(run)
+        with pytest.raises(EvergreenError, match=f"Run {live} is still being worked on by "):
+            resume_run(live)
+        assert _state()[1].status == "running"  # refused without touching it
+    finally:
+        worker.kill()
+        worker.wait()
+    result = resume_run(live)  # its worker gone, the same run resumes
+    assert result["run_id"] == live and result["status"] == "awaiting_review"
     with pytest.raises(EvergreenError, match="awaiting_review: there is nothing to resume"):
         resume_run(result["run_id"])
+    review_run(result["run_id"], approve_all=True, commit=True)  # finished
+    with pytest.raises(EvergreenError, match="committed: there is nothing to resume"):
+        resume_run(result["run_id"])
+    versions, run = _state()
+    assert [v.number for v in versions] == [1, 2] and run.status == "committed"
 
 
 def test_two_updates_at_once_give_one_run(workspace: Path, report: int) -> None:
@@ -144,11 +164,14 @@ class SignallingModel(FakeOpenAI):
 
     def __init__(self) -> None:
         self.asked = threading.Event()
+        self.answered = threading.Event()  # a reply was ready (after the step's delay)
         super().__init__()
 
     def _handle(self, req: Request) -> Reply:
         self.asked.set()
-        return super()._handle(req)
+        reply = super()._handle(req)
+        self.answered.set()
+        return reply
 
 
 def test_ctrl_c_stops_an_update_marks_it_interrupted_and_exits_130(
@@ -174,17 +197,18 @@ def test_ctrl_c_stops_an_update_marks_it_interrupted_and_exits_130(
         )
         try:
             assert model.asked.wait(120), "the update never called the model"
-            pressed, asked = time.monotonic(), len(model.requests)
+            asked = len(model.requests)
             proc.send_signal(signal.SIGINT)
-            _out, err = proc.communicate(timeout=20)  # a hang guard, not a target
-            took = time.monotonic() - pressed
+            _out, err = proc.communicate(timeout=120)  # a hang guard, not a target
+            # it exited while the call in flight was still waiting for its 25 s reply
+            gave_up_waiting = not model.answered.is_set()
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
         calls = len(model.requests)
     assert proc.returncode == 130, err
-    assert took < 20
+    assert gave_up_waiting
     run = _state()[1]
     assert run.status == "interrupted" and run.kind == "update"
     assert f"Run {run.id} was interrupted — `evergreen resume {run.id}`" in err

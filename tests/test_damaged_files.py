@@ -17,7 +17,7 @@ from core.sources.corpus import add_corpus, list_corpora
 from core.views import as_of_choices
 from core.workspace import load_sample
 from tests.conftest import APP, write_jsonl
-from tests.test_engine import corpus_records
+from tests.helpers.corpus import corpus_records
 
 ROOT = Path(__file__).resolve().parents[1]
 

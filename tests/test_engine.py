@@ -17,75 +17,13 @@ from core.review import proposals_of, review_run
 from core.sources.corpus import add_corpus
 from core.update import update_report
 from tests.conftest import write_jsonl
-
-LFP = (
-    "Lithium iron phosphate batteries dominate new grid storage projects in the region. "
-    "The average installed price of lithium iron phosphate storage was 142 dollars per kWh "
-    "in the first quarter. Lithium iron phosphate cells last for thousands of cycles before "
-    "they fade. Grid operators prefer lithium iron phosphate storage for four hour duties. "
-)
-FLOW = (
-    "Vanadium flow batteries store energy in liquid electrolyte tanks for long durations. "
-    "Flow battery projects remain small, with the largest vanadium flow battery at 40 MWh. "
-    "Vanadium flow batteries do not degrade with cycling, which suits daily long duration use. "
-)
-POLICY = (
-    "The storage tax credit pays thirty percent of eligible battery storage capital costs. "
-    "The storage tax credit programme has an annual cap on credits for battery storage. "
-    "Applications for the storage tax credit open every spring for battery storage owners. "
-)
-SODIUM = (
-    "Sodium ion batteries are an emerging alternative chemistry for grid battery storage. "
-    "Sodium ion cells avoid lithium and cobalt, which lowers battery storage supply risk. "
-    "The first sodium ion battery storage pilot connected to the grid in the autumn. "
-)
-QUESTION = "What are the costs and technologies of grid battery storage, and which policies apply?"
-
-
-def page(url: str, title: str, as_of: str, content: str, **extra: object) -> dict:
-    return {
-        "url": f"https://ex.org/{url}",
-        "title": title,
-        "as_of": as_of,
-        "content": content,
-        **extra,
-    }
-
-
-def corpus_records() -> list[dict]:
-    return [
-        page("lfp", "Lithium iron phosphate storage costs", "2024-01-01", LFP),
-        page("flow", "Vanadium flow batteries", "2024-01-01", FLOW),
-        page("credit", "Storage tax credit for battery storage", "2024-01-01", POLICY),
-        # 2024-06-01: the LFP price changes (a small, material edit), flow unchanged,
-        # the credit page gets a typo fix (minor), and a sodium-ion page appears.
-        page(
-            "lfp",
-            "Lithium iron phosphate storage costs",
-            "2024-06-01",
-            LFP.replace("142 dollars", "128 dollars"),
-        ),
-        page(
-            "credit",
-            "Storage tax credit for battery storage",
-            "2024-06-01",
-            POLICY.replace("open every spring", "open every  spring"),
-        ),
-        page("sodium", "Sodium ion grid batteries", "2024-06-01", SODIUM),
-    ]
+from tests.helpers.corpus import corpus_records, make_report, page
 
 
 @pytest.fixture
 def corpus(workspace: Path, tmp_path: Path) -> str:
     add_corpus("fx", write_jsonl(tmp_path / "fx.jsonl", corpus_records()))
     return "corpus:fx"
-
-
-def make_report(source: str) -> int:
-    result = create_report(QUESTION, as_of=parse_as_of("2024-01-31"), source=source)
-    assert result["version"] == 1 and result["sources"] >= 3
-    assert result["cost"]["searches"] > 0 and result["cost"]["llm_calls"] == 0
-    return result["report_id"]
 
 
 def body_of(report_id: int, marker_url: str, version: int | None = None) -> dict[str, str]:
@@ -227,7 +165,7 @@ def test_bad_input(corpus: str) -> None:
     with session_scope() as s:
         failed = s.exec(select(UpdateRun).where(UpdateRun.status == "failed")).all()
         assert len(failed) == 1 and "No search hits" in failed[0].error
-        assert all(not s.exec(select(ReportVersion)).all() for _ in [0])
+        assert s.exec(select(ReportVersion)).all() == []  # nothing was written
     rid = make_report(corpus)
     with pytest.raises(EvergreenError, match="earlier than the current version"):
         update_report(rid, as_of=parse_as_of("2023-01-01"))
@@ -244,8 +182,10 @@ def test_all_sources_gone(workspace: Path, tmp_path: Path) -> None:
     with pytest.raises(EvergreenError, match="are gone"):
         update_report(rid, as_of=parse_as_of("2024-04-01"))
     with session_scope() as s:
-        assert len(s.exec(select(ReportVersion)).all()) == 1
-        assert s.get(Report, rid) is not None
+        assert [v.number for v in s.exec(select(ReportVersion))] == [1]  # version 1 stands
+        run = s.exec(select(UpdateRun).order_by(UpdateRun.id.desc())).first()
+        assert run.report_id == rid and run.status == "failed" and "are gone" in run.error
+        assert "142 dollars" in "".join(body_of(rid, "").values())  # still reads as before
 
 
 def test_imported_report_updates_on_sample(workspace: Path) -> None:

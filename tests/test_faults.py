@@ -7,31 +7,15 @@ review), the affected item carries its flag (proposal flags, run summary) and th
 screen shows it, untouched sections stay byte-identical, and after commit every ``[n]``
 of the new version resolves to a snapshot whose content was really fetched.
 
-The site used here, FaultySite, unlike tests/fakes/website.py writes raw HTTP itself,
-so it can also cut a response short, send a body without a length, or count how many
-bytes a client really read before hanging up. ``fault(path, kind, ...)`` sets how a
-page answers from now on:
-
-- ``slow``: answer after ``delay`` seconds
-- ``status``: answer HTTP ``status`` (404, 410, 500, ...) ``times`` times (None: always),
-  with ``headers`` (e.g. Retry-After), then the page again
-- ``truncated``: promise ``Content-Length`` 20,000 bytes, send a few hundred, close
-- ``garbage``: binary bytes served as text/html
-- ``big``: ``size`` bytes of HTML (with Content-Length, or none and close: ``chunked=True``)
-- ``loop``: a redirect loop between ``path`` and ``path + "-again"``
+The site, the environment and the shared checks live in tests/helpers/faults.py;
+FaultySite's ``fault(path, kind, ...)`` sets how a page misbehaves.
 """
 
 from __future__ import annotations
 
 import json
-import random
-import threading
 import time
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -40,248 +24,28 @@ from sqlmodel import select
 
 from core.dates import utcnow
 from core.db import session_scope
-from core.models import Citation, PoolEntry, Report, Section, Snapshot, Source, UpdateRun
-from core.overview import DERIVED_KEYS
+from core.models import Citation, Snapshot, Source, UpdateRun
 from core.report_state import cited_markers
 from core.repository import get_report, get_version, sections_of
-from core.research import create_report
-from core.review import proposals_of, review_run
 from core.review_views import review_cards
-from core.update import update_report
-from core.writers.llm import LlmWriter
-from tests.fakes.env import use_loopback_providers
-from tests.fakes.openai_server import FakeOpenAI, Step
-from tests.fakes.tavily_server import FakeTavily
-from tests.test_web_e2e import OPENAI_KEY, PAGES, QUESTION, TAVILY_KEY
+from tests.fakes.openai_server import Step
+from tests.helpers.faults import (
+    Env,
+    citing,
+    commit_and_check,
+    kept_unchanged,
+    others,
+    proposals,
+    web_env,
+)
+from tests.helpers.web import TAVILY_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclass
-class Fault:
-    kind: str
-    status: int = 500
-    times: int | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-    size: int = 0
-    chunked: bool = False
-
-
-class FaultySite:
-    def __init__(self, pages: dict[str, list[str]]) -> None:
-        self.pages = {path: list(versions) for path, versions in pages.items()}
-        self.current: dict[str, int] = dict.fromkeys(self.pages, 0)
-        self.faults: dict[str, Fault] = {}
-        self.hits: Counter[str] = Counter()
-        self.sent: Counter[str] = Counter()  # body bytes a client accepted, per path
-        self._lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                try:
-                    outer._serve(self)
-                except (BrokenPipeError, ConnectionResetError):
-                    self.close_connection = True
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    # -- control ---------------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def link(self, path: str) -> str:
-        return self.url + path
-
-    def bump(self, path: str) -> None:
-        with self._lock:
-            self.current[path] = min(self.current[path] + 1, len(self.pages[path]) - 1)
-
-    def fault(self, path: str, kind: str, **kw: Any) -> None:
-        with self._lock:
-            self.faults[path] = Fault(kind, **kw)
-
-    def clear(self, path: str) -> None:
-        with self._lock:
-            self.faults.pop(path, None)
-
-    def __enter__(self) -> FaultySite:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    # -- serving -------------------------------------------------------------------------------
-    def _serve(self, h: BaseHTTPRequestHandler) -> None:
-        path = h.path.split("?")[0]
-        with self._lock:
-            self.hits[path] += 1
-            base = path.removesuffix("-again")
-            fault = self.faults.get(base)
-            if fault and fault.kind == "status" and fault.times is not None:
-                if fault.times <= 0:
-                    fault = None
-                else:
-                    fault.times -= 1
-            page = self.pages.get(path)
-            body = page[self.current[path]].encode() if page else None
-        if fault and fault.kind == "slow":
-            time.sleep(fault.delay)
-        if fault and fault.kind == "status":
-            self._send(h, path, fault.status, b"<html><body>error</body></html>", fault.headers)
-        elif fault and fault.kind == "loop":
-            target = base + "-again" if path == base else base
-            self._send(h, path, 302, b"", {"Location": target})
-        elif fault and fault.kind == "truncated":
-            h.send_response(200)
-            h.send_header("Content-Type", "text/html; charset=utf-8")
-            h.send_header("Content-Length", "20000")
-            h.end_headers()
-            h.wfile.write(body[:300] if body else b"<html><body><p>Cut")
-            h.wfile.flush()
-            h.close_connection = True
-        elif fault and fault.kind == "garbage":
-            rnd = random.Random(7)
-            self._send(h, path, 200, bytes(rnd.randrange(256) for _ in range(20_000)))
-        elif fault and fault.kind == "big":
-            self._send_big(h, path, fault.size, fault.chunked)
-        elif body is None:
-            self._send(h, path, 404, b"<html><body><h1>Not found</h1></body></html>")
-        else:
-            self._send(h, path, 200, body)
-
-    def _send(
-        self,
-        h: BaseHTTPRequestHandler,
-        path: str,
-        status: int,
-        body: bytes,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        h.send_response(status)
-        h.send_header("Content-Type", "text/html; charset=utf-8")
-        h.send_header("Content-Length", str(len(body)))
-        for k, v in (headers or {}).items():
-            h.send_header(k, v)
-        h.end_headers()
-        h.wfile.write(body)
-        with self._lock:
-            self.sent[path] += len(body)
-
-    def _send_big(self, h: BaseHTTPRequestHandler, path: str, size: int, chunked: bool) -> None:
-        h.send_response(200)
-        h.send_header("Content-Type", "text/html; charset=utf-8")
-        if chunked:  # no length: the body ends when the connection closes
-            h.send_header("Connection", "close")
-            h.close_connection = True
-        else:
-            h.send_header("Content-Length", str(size))
-        h.end_headers()
-        block = (b"<p>" + b"word " * 200 + b"</p>\n") * 64  # ~64 KB
-        left = size
-        while left > 0:  # bounded by size; stops when the client hangs up
-            chunk = block[: min(left, len(block))]
-            h.wfile.write(chunk)
-            with self._lock:
-                self.sent[path] += len(chunk)
-            left -= len(chunk)
-
-
-# -- the environment ------------------------------------------------------------------------
-class Env:
-    def __init__(self, site: FaultySite, tavily: FakeTavily, llm: FakeOpenAI) -> None:
-        self.site, self.tavily, self.llm = site, tavily, llm
-        self.report_id = 0
-        self.markers: dict[str, int] = {}  # path -> marker in the report's pool
-
-    def create(self, writer: str = "openai") -> dict[str, Any]:
-        made = create_report(QUESTION, source="web", settings={"writer": writer})
-        self.report_id = made["report_id"]
-        with session_scope() as s:
-            rows = s.exec(
-                select(PoolEntry.marker, Source.url)
-                .join(Source, Source.id == PoolEntry.source_id)
-                .where(PoolEntry.report_id == self.report_id)
-            ).all()
-        self.markers = {url.removeprefix(self.site.url): m for m, url in rows}
-        return made
-
-    def update(self, as_of: datetime | None = None) -> dict[str, Any]:
-        result = update_report(self.report_id, as_of=as_of)
-        assert result["status"] == "awaiting_review", result
-        return result
 
 
 @pytest.fixture
 def env(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     yield from web_env(workspace, monkeypatch)
-
-
-def web_env(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
-    """The loopback site, search and model, and the settings that point at them."""
-    site = FaultySite({path: list(v) for path, v in PAGES.items()})
-
-    def results(body: dict[str, Any]) -> list[dict[str, Any]]:
-        if body.get("start_date"):
-            return []  # nothing new in an update's window unless a test says so
-        return [
-            {"url": site.link(p), "title": p[1:], "content": "snippet", "score": 1 - i / 10}
-            for i, p in enumerate(["/lfp", "/nmc", "/flow", "/credit"])
-        ]
-
-    real = LlmWriter.from_settings.__func__  # type: ignore[attr-defined]
-
-    def quick(cls: type[LlmWriter], settings: Any) -> LlmWriter:
-        writer = real(cls, settings)
-        writer.backoff = 0.01  # retries still happen, without seconds of backoff
-        return writer
-
-    monkeypatch.setattr(LlmWriter, "from_settings", classmethod(quick))
-    with site, FakeTavily(results, key=TAVILY_KEY) as tavily, FakeOpenAI() as llm:
-        use_loopback_providers(
-            monkeypatch,
-            tavily=tavily,
-            tavily_key=TAVILY_KEY,
-            llm=llm,
-            openai_key=OPENAI_KEY,
-            home=workspace,
-        )
-        yield Env(site, tavily, llm)
-
-
-# -- helpers ------------------------------------------------------------------------------------
-def proposals(run_id: int) -> list[Any]:
-    with session_scope() as s:
-        return proposals_of(s, run_id)
-
-
-def citing(props: list[Any], marker: int) -> Any:
-    """The writer's section citing ``marker`` (the overview and key facts, which the
-    engine builds from the sections, cite it too)."""
-    [p] = [
-        p for p in props if marker in cited_markers(p.old_text or "") and p.key not in DERIVED_KEYS
-    ]
-    return p
-
-
-def others(props: list[Any], marker: int) -> list[Any]:
-    """The writer's sections not citing ``marker``."""
-    return [
-        p
-        for p in props
-        if marker not in cited_markers(p.old_text or "") and p.key not in DERIVED_KEYS
-    ]
 
 
 def checked(run_id: int, marker: int) -> dict[str, Any]:
@@ -308,35 +72,6 @@ def review_page(report_id: int, run_id: int) -> str:
     parts += [w.value for w in at.warning]  # needs-attention flags are warnings
     parts += [h.proto.body for h in at.get("html")]
     return "\n".join(str(p) for p in parts)
-
-
-def commit_and_check(env: Env, run_id: int) -> list[Section]:
-    """Commit the run; every [n] of the new version has a citation to a snapshot with
-    content, of a page the site really served. Returns the version's sections."""
-    review_run(run_id, approve_all=True, commit=True)
-    with session_scope() as s:
-        version = get_version(s, get_report(s, env.report_id))
-        sections = sections_of(s, version.id)
-        for sec in sections:
-            rows = s.exec(
-                select(Citation.marker, Snapshot, Source)
-                .join(Snapshot, Snapshot.id == Citation.snapshot_id)
-                .join(Source, Source.id == Snapshot.source_id)
-                .where(Citation.section_id == sec.id)
-            ).all()
-            by_marker = {m: (snap, src) for m, snap, src in rows}
-            assert set(cited_markers(sec.body)) <= set(by_marker), sec.body
-            for snap, src in by_marker.values():
-                assert snap.content and snap.content_hash
-                assert src.url.startswith(env.site.url)
-                assert env.site.hits[src.url.removeprefix(env.site.url)] >= 1
-        for sec in sections:
-            s.expunge(sec)
-    return sections
-
-
-def kept_unchanged(p: Any) -> None:
-    assert p.action == "keep" and p.new_text == p.old_text and p.decision == "approved"
 
 
 def unreachable(env: Env, run_id: int, path: str, why: str) -> Any:
@@ -421,10 +156,11 @@ def test_429_retry_after_is_honoured_or_refused_when_too_long(env: Env) -> None:
     env.site.bump("/lfp")
     env.site.fault("/lfp", "status", status=429, times=1, headers={"Retry-After": "1"})
     env.site.fault("/flow", "status", status=429, headers={"Retry-After": "3600"})
-    start = time.perf_counter()
+    lfp, flow = len(env.site.arrivals["/lfp"]), len(env.site.arrivals["/flow"])
     result = env.update()
-    elapsed = time.perf_counter() - start
-    assert 1.0 <= elapsed < 60  # waited the second it was asked to, not an hour
+    lfp_asked = env.site.arrivals["/lfp"][lfp:]
+    assert len(lfp_asked) == 2 and lfp_asked[1] - lfp_asked[0] >= 1.0  # waited the second
+    assert len(env.site.arrivals["/flow"]) - flow == 1  # an hour: asked once, never retried
     assert checked(result["run_id"], env.markers["/lfp"])["kind"] in ("changed", "material")
     unreachable(env, result["run_id"], "/flow", "retry after 3600 s; not waited for")
     lfp = citing(proposals(result["run_id"]), env.markers["/lfp"])
@@ -559,22 +295,34 @@ def test_llm_timeout_keeps_the_section_flagged(env: Env, monkeypatch: pytest.Mon
     monkeypatch.setenv("EVERGREEN_LLM_TIMEOUT", "0.5")
     env.site.bump("/lfp")
     env.llm.script(*[Step("slow", delay=1.2)] * 4)  # every attempt of the revise call
-    start = time.perf_counter()
+    calls = len(env.llm.requests)
     result = env.update()
-    assert time.perf_counter() - start < 30
+    assert len(env.llm.requests) - calls == 4  # the writer's 4 attempts, then it gave up
     p = citing(proposals(result["run_id"]), env.markers["/lfp"])
     writer_failed(p, result["run_id"], "timed out")
-    with session_scope() as s:
-        report = s.get(Report, env.report_id)
-        assert report is not None
+    with session_scope() as s:  # until review the report still reads as it did
+        version = get_version(s, get_report(s, env.report_id))
+        assert version.number == 1
+        assert p.old_text in [sec.body for sec in sections_of(s, version.id)]
     page = review_page(env.report_id, result["run_id"])
     assert "writer failed" in page and "timed out" in page
     commit_and_check(env, result["run_id"])
 
 
 def test_llm_429_with_retry_after_is_waited_for(env: Env) -> None:
-    start = time.perf_counter()
+    seen: list[tuple[float, bytes, int]] = []  # (arrival, body, status) of each model request
+    handle = env.llm.server.handler
+
+    def timed(req: Any) -> Any:
+        arrival = time.monotonic()
+        reply = handle(req)
+        seen.append((arrival, req.body, reply.status))
+        return reply
+
+    env.llm.server.handler = timed
     result, p = llm_fault(env, Step("status", status=429, headers={"Retry-After": "1"}))
-    assert time.perf_counter() - start >= 1.0
+    [(refused_at, body)] = [(at, b) for at, b, status in seen if status == 429]
+    [retried_at] = [at for at, b, status in seen if b == body and status == 200]
+    assert retried_at - refused_at >= 1.0  # the same request again, the second it was asked
     assert p.action in ("revise", "extend") and "118 dollars" in p.new_text and not p.flags
     commit_and_check(env, result["run_id"])

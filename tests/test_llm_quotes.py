@@ -23,9 +23,9 @@ from core.writers.base import ClaimUpdate, Draft, Evidence, EvidenceChange
 from core.writers.llm import SectionText
 from tests.conftest import write_jsonl
 from tests.fakes.openai_server import BAD_QUOTE, FakeOpenAI, Step
-from tests.test_engine import FLOW as FLOW_PAGE
-from tests.test_engine import POLICY, QUESTION, corpus_records, page
-from tests.test_llm_writer import EV, KEY, make_writer
+from tests.helpers.corpus import FLOW as FLOW_PAGE
+from tests.helpers.corpus import POLICY, QUESTION, corpus_records, page
+from tests.helpers.llm import EV, KEY, make_writer
 
 # -- a page whose declared capacity changes -------------------------------------------------
 OLD_PAGE = (

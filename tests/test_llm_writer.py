@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from openai import OpenAI
 from sqlmodel import select
 
 from core.changes import ClaimChange
@@ -20,7 +19,6 @@ from core.models import CostEvent
 from core.report_state import cited_markers
 from core.research import create_report
 from core.review import proposals_of
-from core.settings import Price
 from core.sources.corpus import add_corpus
 from core.update import update_report
 from core.writers import get_writer
@@ -29,49 +27,14 @@ from core.writers.llm import LlmWriter, filter_citations
 from core.writers.prompts import PROMPTS_DIR, load_prompt, parse_prompt
 from tests.conftest import write_jsonl
 from tests.fakes.openai_server import FakeOpenAI, Step
-from tests.test_engine import QUESTION, corpus_records
-
-KEY = "sk-test-abcdefghijklmnop"
-PRICE = Price(input=0.15, output=0.60, cached_input=0.075)
-EV = [
-    Evidence(
-        3,
-        "https://ex.org/lfp",
-        "Lithium iron phosphate storage costs",
-        "The average installed price of lithium iron phosphate storage was 142 dollars per kWh "
-        "in the first quarter. Grid operators prefer it for four hour duties.",
-        0,
-    ),
-    Evidence(
-        5,
-        "https://ex.org/flow",
-        "Vanadium flow batteries",
-        "Vanadium flow batteries store energy in liquid electrolyte tanks for long durations.",
-        1,
-    ),
-]
+from tests.helpers.corpus import QUESTION, corpus_records
+from tests.helpers.llm import EV, KEY, make_writer
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as server:
         yield server
-
-
-def make_writer(fake: FakeOpenAI, tmp_path: Path | None = None, **kw: object) -> LlmWriter:
-    timeout = kw.pop("timeout", 10.0)
-    client = OpenAI(api_key=KEY, base_url=fake.base_url, max_retries=0, timeout=timeout)
-    options: dict[str, object] = {
-        "planner": "gpt-4o-mini",
-        "writer": "gpt-4o-mini",
-        "summariser": "gpt-4o-mini",
-        "price_for": lambda model: PRICE,
-        "secrets": [KEY],
-        "backoff": 0.01,
-        "log_path": tmp_path / "llm_calls.jsonl" if tmp_path else None,
-    }
-    options.update(kw)
-    return LlmWriter(client, **options)  # type: ignore[arg-type]
 
 
 def metered(stage: str = "write") -> tuple[CostMeter, object]:

@@ -196,7 +196,7 @@ def test_render_pdf_returns_the_pdf_or_the_renderer_message() -> None:
 def test_the_app_prepares_the_pdf_with_a_time_limit(
     app: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.test_app_pages import ok
+    from tests.helpers.apptest import ok
 
     def stuck(markdown: str, **_: object) -> bytes:
         time.sleep(600)

@@ -20,7 +20,7 @@ from core.errors import EvergreenError
 from core.models import ReportVersion, Section, SectionProposal, UpdateRun
 from core.sources.corpus import add_corpus
 from tests.conftest import run_cli, write_jsonl
-from tests.test_engine import corpus_records, make_report
+from tests.helpers.corpus import corpus_records, make_report
 
 AS_OF = "2024-06-30"
 TIMEOUT = 240  # a hang guard for the racing processes, never a synchronisation

@@ -23,39 +23,8 @@ from core.update import update_report
 from tests.fakes.env import use_loopback_providers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tavily_server import FakeTavily
-from tests.fakes.website import Page, Website, html_page
-
-QUESTION = "What do grid batteries cost, and which chemistries are used for grid storage?"
-TAVILY_KEY = "tvly-e2e-0123456789"
-OPENAI_KEY = "sk-e2e-0123456789abcdef"
-# The report quotes the page's first sentence, so the price change reaches it there.
-LFP_V1 = (
-    "Lithium iron phosphate batteries dominate new grid storage projects in the region.",
-    "The average installed price of lithium iron phosphate storage was 142 dollars per kWh "
-    "in the first quarter.",
-)
-LFP_V2 = (
-    "Lithium iron phosphate batteries dominate new grid storage projects in the region, "
-    "where their price fell to 118 dollars per kWh after a price war among cell makers.",
-    "The average installed price of lithium iron phosphate storage fell to 118 dollars per "
-    "kWh in the second quarter, after a price war among cell makers.",
-)
-PAGES = {
-    "/lfp": [html_page("Lithium iron phosphate storage costs", *LFP_V1),
-             html_page("Lithium iron phosphate storage costs", *LFP_V2)],
-    "/nmc": [html_page("Nickel manganese cobalt grid batteries",
-                       "Nickel manganese cobalt cells are used less often for grid storage now.",
-                       "Their higher energy density matters less in stationary batteries.")],
-    "/flow": [html_page("Vanadium flow batteries",
-                        "Vanadium flow batteries store energy in liquid electrolyte tanks.",
-                        "Flow battery projects remain small, the largest holding 40 MWh.")],
-    "/credit": [html_page("Storage tax credit",
-                          "The storage tax credit pays thirty percent of battery capital costs.",
-                          "Applications for the storage tax credit open every spring.")],
-    "/sodium": [html_page("Sodium ion grid batteries",
-                          "Sodium ion batteries are an emerging chemistry for grid storage.",
-                          "The first sodium ion storage pilot connected to the grid in autumn.")],
-}  # fmt: skip
+from tests.fakes.website import Page, Website
+from tests.helpers.web import OPENAI_KEY, PAGES, QUESTION, TAVILY_KEY
 
 
 def mode() -> str:

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 RRF_K = 20  # reciprocal rank fusion constant (measured: 20 beat 5 and 10 on the questions)
 RELEVANCE_MIN = 0.2  # cosine below this is off topic whatever the question
+HIT_MIN = 0.12  # ... and below this for a search hit (its title and snippet: a short text)
 FLOOR_QUANTILE = 0.2  # a new page must score at least as well as this share of cited ones
 TOP_SHARE = 0.6  # a first report uses pages scoring at least this share of the best one
 FACET_SHARE = 0.4  # ... or this share, when the page is among a query's best lexical hits
@@ -148,13 +149,14 @@ def rank_hits(
     """Search hits ranked as a first report ranks its candidates, best first: their
     lexical order (``interleave`` of the searches' results) fused with their hybrid
     score (semantic plus lexical) against the question, over ``pages`` — url → (title,
-    snippet), all a hit says before it is fetched. Hits scoring below RELEVANCE_MIN
-    are off topic whatever the question and left out."""
+    snippet), all a hit says before it is fetched. Hits scoring below HIT_MIN (a short
+    text scores lower than its page: relevant PEP hits score down to 0.16) are off topic
+    whatever the question and left out."""
     relevance = Relevance(question)
     semantic = relevance.page_scores(pages)
     hybrid = relevance.hybrid_scores(pages, semantic)
     lexical = [u for u in interleave(lists) if u in pages]
-    return [u for u in fuse(lexical, hybrid) if semantic[u] >= RELEVANCE_MIN]
+    return [u for u in fuse(lexical, hybrid) if semantic[u] >= HIT_MIN]
 
 
 def first_floor(scores: Sequence[float]) -> float:

@@ -9,6 +9,8 @@ Refresh re-fetches each cited source once, concurrently: an identical hash is
 from __future__ import annotations
 
 import json
+import math
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -23,11 +25,10 @@ from core.changes import ChangeResult, ClaimChange, classify_change
 from core.costs import CostMeter
 from core.dates import as_utc, day, iso, utcnow
 from core.errors import EvergreenError
-from core.facets import facets_of, subject_of
+from core.facets import facets_of
 from core.hashing import content_hash
 from core.models import PoolEntry, Report, Snapshot, Source, UpdateRun
-from core.overview import DERIVED_KEYS
-from core.relevance import Relevance, floor_for, fuse, rank_hits
+from core.relevance import Relevance, floor_for, fuse
 from core.repository import get_or_create_source, pool_entry
 from core.sources.base import FetchedPage, Fetcher, PageNotFound, SearchProvider, SearchResult
 from core.text import cosine, idf_table, terms, tfidf
@@ -440,12 +441,12 @@ def discover(
 ) -> list[Found]:
     """Search only the window (start, end] for pages new to the pool, and place them.
 
-    One search for the whole question (the probe); when it shows window activity, one
-    per part of the question (``_follow_ups``: each facet, or each section's theme). The
-    hits are ranked by the relevance a first report uses and the best are fetched
-    (``_window_hits``): all fetched pages are stored as candidates, but only the most
-    relevant of those on topic (``_relevant``), at most per_query × INTAKE, are placed in
-    the report. ``hot_sections`` is kept for callers; every section is searched.
+    One search for the whole question (the probe). When the question names its facets
+    (``core.facets``) and the probe shows window activity, one search per facet: each
+    part of the question is looked for on its own, as a first report does. Otherwise one
+    per section, but only for sections where something may be new: those the probe found
+    window activity for — at least HOT_MIN new pages placed there — and at most a third
+    of the sections, busiest first (plus any in ``hot_sections``).
     """
     start, end = window
     if start >= end:
@@ -462,12 +463,35 @@ def discover(
             source = session.get(Source, snap.source_id)
             earlier.append((source.url, snap))
     earlier.sort(key=lambda pair: pair[1].id)
+    hits: dict[str, SearchResult] = {}
+
+    def run_search(query: str, k: int) -> list[SearchResult]:
+        meter.add("discover", search.name, searches=1)
+        return search.search(query, max_results=k, start_date=start, end_date=end)
+
     with meter.stage("discover"):
         if progress:
             progress("searching for new evidence")
-        hits = _window_hits(
-            question, sections, known, window, search, meter, per_query=per_query
-        )
+        for h in run_search(question, per_query * 4):
+            if h.url not in known:
+                hits.setdefault(h.url, h)
+        facets = facets_of(question)
+        if facets and hits:  # window activity: each part of the question on its own
+            for facet in facets:
+                for h in run_search(facet.query, per_query):
+                    if h.url not in known:
+                        hits.setdefault(h.url, h)
+        elif not facets:
+            placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
+            activity = Counter(key for key in placed.values() if key)
+            busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
+            limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
+            hot = set(hot_sections) | set(busiest[:limit])
+            for key, heading, _body in sections:
+                if key in hot and heading:
+                    for h in run_search(f"{heading} {question}", per_query):
+                        if h.url not in known:
+                            hits.setdefault(h.url, h)
     if not hits and not earlier:
         return []
     with meter.stage("fetch"):
@@ -480,7 +504,7 @@ def discover(
         source = get_or_create_source(session, url, page.title)
         snap = store_snapshot(session, source, page, as_of=end, run_id=run_id)
         stored.append((url, snap))
-    stored = _relevant(session, report, question, stored, cited_sources)[: per_query * INTAKE]
+    stored = _relevant(session, report, question, stored, cited_sources)
     found: list[Found] = []
     placement = _place(
         [(u, snap.title, (snap.content or "")[:4000]) for u, snap in stored], sections, scored=True
@@ -534,67 +558,8 @@ def _relevant(
 
 
 PLACE_MIN = 0.06
-PROBE_DEPTH = 8  # the probe asks for per_query × this many window hits
-SEARCH_DEPTH = 6  # each follow-up search asks for per_query × this many
-FETCH_DEPTH = 16  # at most per_query × this many of the ranked hits are fetched
-# Placing every fetched page that clears the floor churned the PEP reports (measured: up
-# to 16 new pages an update, support 0.996, 0.11 stale claims); 10 at most kept them at
-# 1.000 and 0.
-INTAKE = 2  # ... and at most per_query × this many of them, the most relevant, placed
-
-
-def _follow_ups(question: str, sections: Sequence[tuple[str, str, str]]) -> list[str]:
-    """The searches after the probe, one per part of the question: each facet it names
-    (``core.facets``) or, when it names none, each section's theme (its heading with
-    the question's subject, so that a heading alone cannot drift off the question)."""
-    facets = facets_of(question)
-    if facets:
-        return [f.query for f in facets]
-    subject = subject_of(question)
-    out: list[str] = []
-    for key, heading, _body in sections:
-        query = f"{heading} {subject}".strip()
-        if heading and key not in DERIVED_KEYS and query not in out:
-            out.append(query)
-    return out
-
-
-def _window_hits(
-    question: str,
-    sections: Sequence[tuple[str, str, str]],
-    known: set[str],
-    window: tuple[datetime, datetime],
-    search: SearchProvider,
-    meter: CostMeter,
-    *,
-    per_query: int,
-) -> dict[str, SearchResult]:
-    """The window's search hits new to the pool that are worth fetching, best first.
-
-    A relevant new page often ranks deep in a lexical search (many window pages share a
-    question's words), so each search asks for several times ``per_query`` results; the
-    hits are then ranked by the relevance a first report uses (``rank_hits``: lexical
-    position fused with the semantic and lexical score of the hit's title and snippet),
-    off-topic ones dropped, and at most per_query × FETCH_DEPTH kept."""
-    start, end = window
-
-    def run_search(query: str, k: int) -> list[SearchResult]:
-        meter.add("discover", search.name, searches=1)
-        found = search.search(query, max_results=k, start_date=start, end_date=end)
-        return [h for h in found if h.url not in known]
-
-    lists = [run_search(question, per_query * PROBE_DEPTH)]
-    if lists[0]:  # window activity: each part of the question on its own
-        lists += [run_search(q, per_query * SEARCH_DEPTH) for q in _follow_ups(question, sections)]
-    hits: dict[str, SearchResult] = {}
-    for results in lists:
-        for h in results:
-            hits.setdefault(h.url, h)
-    if not hits:
-        return {}
-    pages = {u: (h.title or "", h.snippet or "") for u, h in hits.items()}
-    ranked = rank_hits(question, [[h.url for h in r] for r in lists], pages)
-    return {u: hits[u] for u in ranked[: per_query * FETCH_DEPTH]}
+HOT_MIN = 2  # new pages the question-level probe must place in a section to search it
+HOT_SHARE = 1 / 3  # at most this share of sections gets a follow-up search, busiest first
 
 
 def _place(

@@ -35,7 +35,6 @@ log = logging.getLogger(__name__)
 
 RRF_K = 20  # reciprocal rank fusion constant (measured: 20 beat 5 and 10 on the questions)
 RELEVANCE_MIN = 0.2  # cosine below this is off topic whatever the question
-HIT_MIN = 0.12  # ... and below this for a search hit (its title and snippet: a short text)
 FLOOR_QUANTILE = 0.2  # a new page must score at least as well as this share of cited ones
 TOP_SHARE = 0.6  # a first report uses pages scoring at least this share of the best one
 FACET_SHARE = 0.4  # ... or this share, when the page is among a query's best lexical hits
@@ -131,32 +130,6 @@ def fuse(lexical: Sequence[str], semantic: Mapping[str, float], k: int = RRF_K) 
         return score + (1 / (k + sem_rank[u]) if u in sem_rank else 0.0)
 
     return sorted(lexical, key=lambda u: (-fused(u), lex_rank[u]))
-
-
-def interleave(lists: Sequence[Sequence[str]]) -> list[str]:
-    """The items of several rankings in one: by best position in any of them, ties in
-    the order of the lists (each search's first hit before any search's second)."""
-    best: dict[str, tuple[int, int]] = {}
-    for i, ranking in enumerate(lists):
-        for pos, u in enumerate(ranking):
-            best[u] = min(best.get(u, (pos, i)), (pos, i))
-    return sorted(best, key=lambda u: best[u])
-
-
-def rank_hits(
-    question: str, lists: Sequence[Sequence[str]], pages: Mapping[str, tuple[str, str]]
-) -> list[str]:
-    """Search hits ranked as a first report ranks its candidates, best first: their
-    lexical order (``interleave`` of the searches' results) fused with their hybrid
-    score (semantic plus lexical) against the question, over ``pages`` — url → (title,
-    snippet), all a hit says before it is fetched. Hits scoring below HIT_MIN (a short
-    text scores lower than its page: relevant PEP hits score down to 0.16) are off topic
-    whatever the question and left out."""
-    relevance = Relevance(question)
-    semantic = relevance.page_scores(pages)
-    hybrid = relevance.hybrid_scores(pages, semantic)
-    lexical = [u for u in interleave(lists) if u in pages]
-    return [u for u in fuse(lexical, hybrid) if semantic[u] >= HIT_MIN]
 
 
 def first_floor(scores: Sequence[float]) -> float:

@@ -10,7 +10,7 @@ from sqlmodel import select
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
-from core.models import Report, ReportVersion, Snapshot, UpdateRun
+from core.models import ReportVersion, Snapshot, UpdateRun
 from core.repository import get_report, get_version, load_doc, sections_of
 from core.research import create_report
 from core.review import proposals_of, review_run

@@ -23,7 +23,7 @@ from core.labels import decision_label
 from core.review import commit_run, decide, get_run, proposals_of
 from core.review_views import _stale_on_commit, review_cards
 from core.views import esc, run_info
-from pages._shared import VERSION_KEY, badge_html, show_error
+from pages._shared import VERSION_KEY, badge_html, run_action, show_error
 
 POLL_EVERY = 2.0  # seconds between the decision bars' looks at the run
 SEEN_KEY = "eg_review_seen"  # (run, status, decisions) as this tab last showed them
@@ -151,43 +151,13 @@ def edit_box(run_id: int, c: dict[str, Any], *, primary: bool = False) -> None:
     st.button("Save edit and approve", key=f"save:{key}", type=kind, on_click=save)
 
 
-def _buttons(run_id: int, c: dict[str, Any]) -> None:
+def _decision_pair(run_id: int, c: dict[str, Any], approve: str, reject_help: str | None) -> None:
+    """The card's two decisions side by side: approve (or keep) and reject."""
     key = c["key"]
     b1, b2, _ = st.columns([1, 1, 4])
-    if c["action"] == "keep":  # keep as is, or reject the keep: the analyst revises it
-        b1.button(
-            "Keep as is",
-            key=f"keep:{key}",
-            disabled=c["decision"] == "approved",
-            type="primary",
-            on_click=_decide,
-            args=(run_id,),
-            kwargs={"approve": [key]},
-        )
-        b2.button(
-            "Reject",
-            key=f"reject:{key}",
-            disabled=c["decision"] == "rejected",
-            help="Keeping it is wrong: revise this section by hand.",
-            on_click=_decide,
-            args=(run_id,),
-            kwargs={"reject": [key]},
-        )
-        if c["decision"] == "rejected" and not c["edited"]:
-            stale = c["stale_if_kept"]
-            st.caption(
-                "Type the revision below and save it. Committed without one, the section "
-                "stays as it is"
-                + (f" and {_plural(stale, 'claim')} {_become(stale)} stale." if stale else ".")
-            )
-            edit_box(run_id, c, primary=True)
-        else:
-            with st.expander("Edit this section"):
-                edit_box(run_id, c)
-        return
     b1.button(
-        "Approve",
-        key=f"approve:{key}",
+        approve,
+        key=f"{'keep' if c['action'] == 'keep' else 'approve'}:{key}",
         disabled=c["decision"] == "approved",
         type="primary",
         on_click=_decide,
@@ -198,12 +168,32 @@ def _buttons(run_id: int, c: dict[str, Any]) -> None:
         "Reject",
         key=f"reject:{key}",
         disabled=c["decision"] == "rejected",
+        help=reject_help,
         on_click=_decide,
         args=(run_id,),
         kwargs={"reject": [key]},
     )
-    if c["action"] != "remove":
-        with st.expander("Edit the new text"):
+
+
+def _buttons(run_id: int, c: dict[str, Any]) -> None:
+    if c["action"] != "keep":
+        _decision_pair(run_id, c, "Approve", None)
+        if c["action"] != "remove":
+            with st.expander("Edit the new text"):
+                edit_box(run_id, c)
+        return
+    # keep as is, or reject the keep: the analyst revises it by hand
+    _decision_pair(run_id, c, "Keep as is", "Keeping it is wrong: revise this section by hand.")
+    if c["decision"] == "rejected" and not c["edited"]:
+        stale = c["stale_if_kept"]
+        st.caption(
+            "Type the revision below and save it. Committed without one, the section "
+            "stays as it is"
+            + (f" and {_plural(stale, 'claim')} {_become(stale)} stale." if stale else ".")
+        )
+        edit_box(run_id, c, primary=True)
+    else:
+        with st.expander("Edit this section"):
             edit_box(run_id, c)
 
 
@@ -281,12 +271,7 @@ def top_bar(run_id: int) -> None:
         _decide(run_id, approve_all=True)
         st.rerun(scope="app")
     if c2.button("Cancel this run", key="drop_run"):
-        try:
-            jobs.cancel(run_id)
-        except EvergreenError as exc:
-            show_error(exc)
-        else:
-            st.rerun(scope="app")
+        run_action(jobs.cancel, run_id)
     c3.caption(f"{pending} of {len(decisions)} section(s) still pending.")
 
 

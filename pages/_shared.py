@@ -129,6 +129,16 @@ def deep_link() -> None:
             del params[name]
 
 
+def run_action(action: Callable[[int], Any], run_id: int) -> None:
+    """Cancel, resume or abandon a run; the screen redraws, or says why it could not."""
+    try:
+        action(run_id)
+    except EvergreenError as exc:
+        show_error(exc)
+    else:
+        st.rerun(scope="app")
+
+
 def guarded(fn: Callable[[], Any]) -> Any:
     """Run ``fn``; an EvergreenError becomes a red message instead of a traceback."""
     try:

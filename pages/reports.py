@@ -40,6 +40,7 @@ from pages._shared import (
     RUN_KEY,
     progress_line,
     review_link,
+    run_action,
     show_error,
     style,
     watch_runs,
@@ -92,11 +93,7 @@ def live_run(run_id: int) -> None:
         help="No worker in this app is running it (e.g. the app restarted mid-run). "
         "The Review screen can also resume it.",
     ):
-        try:
-            jobs.abandon(run_id)
-            st.rerun(scope="app")
-        except EvergreenError as exc:
-            show_error(exc)
+        run_action(jobs.abandon, run_id)
 
 
 def interrupted_run(run: dict[str, Any]) -> None:
@@ -106,11 +103,7 @@ def interrupted_run(run: dict[str, Any]) -> None:
     st.warning(f"Run {run_id} was interrupted — resume it on the Review screen, or cancel it.")
     review_link(run["report_id"], run_id)
     if st.button("Cancel run", key=f"cancel_interrupted_{run_id}"):
-        try:
-            jobs.cancel(run_id)
-            st.rerun(scope="app")
-        except EvergreenError as exc:
-            show_error(exc)
+        run_action(jobs.cancel, run_id)
 
 
 def open_review(report_id: int, run_id: int) -> None:

@@ -22,6 +22,7 @@ from pages._shared import (
     deep_link,
     pick_report,
     progress_line,
+    run_action,
     show_error,
     style,
     watch_runs,
@@ -85,21 +86,11 @@ def recover(run: dict[str, Any]) -> None:
     run_id = run["id"]
     c1, c2, _ = st.columns([1, 1, 3])
     if run["kind"] == "update" and c1.button("Resume run", key="resume_run"):
-        try:
-            jobs.resume(run_id)
-        except EvergreenError as exc:
-            show_error(exc)
-        else:
-            st.rerun(scope="app")
+        run_action(jobs.resume, run_id)
     if run["status"] in ("running", "cancelling", "interrupted") and c2.button(
         "Mark abandoned", key="abandon_run"
     ):
-        try:
-            jobs.abandon(run_id)
-        except EvergreenError as exc:
-            show_error(exc)
-        else:
-            st.rerun(scope="app")
+        run_action(jobs.abandon, run_id)
     refused = jobs.last_error(run_id)
     if refused:
         st.error(f"Resume refused: {refused}")

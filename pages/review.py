@@ -134,7 +134,7 @@ def main() -> None:
             if n
         )
         ev = ", ".join(
-            f"{n} {change_kind_label(k).lower()}"
+            f"{change_kind_label(k).lower()} {n}"
             for k, n in summary.get("evidence", {}).items()
             if n
         )

@@ -7,6 +7,7 @@ evidence, is kept byte-identical with no writer call.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -434,7 +435,9 @@ def _explain(updates: list[ClaimUpdate]) -> str:
     lines: list[str] = []
     for u in updates:
         if u.differences:
-            line = f"{_named(u.title, u.marker)}: {'; '.join(dict.fromkeys(u.differences))}."
+            said = "; ".join(_distinct(u.differences))
+            stop = "" if said.endswith((".", ".”", "?”", "!”")) else "."
+            line = f"{_named(u.title, u.marker)}: {said}{stop}"
         elif u.outcome == "gone":
             line = f"{_named(u.title, u.marker)} no longer has the passage a sentence cites."
         else:
@@ -442,6 +445,34 @@ def _explain(updates: list[ClaimUpdate]) -> str:
         if line not in lines:
             lines.append(line)
     return " ".join(lines)
+
+
+_ARTICLES = {"a", "an", "the"}
+
+
+def _gist(side: str) -> str:
+    words = [w for w in side.casefold().replace(":", " ").split() if w not in _ARTICLES]
+    return " ".join(words)
+
+
+def _distinct(differences: Iterable[str]) -> list[str]:
+    """The differences to say, each once: "a proposed → an approved" goes unsaid beside
+    "Status: Proposed → Approved" (the same change, an article apart)."""
+    said = list(dict.fromkeys(str(d) for d in differences))
+    pairs = [[_gist(side) for side in d.split(" → ")] for d in said]
+    keep = []
+    for i, d in enumerate(said):
+        mine = pairs[i]
+        covered = len(mine) == 2 and any(
+            j != i
+            and len(other) == 2
+            and other != mine
+            and all(m and f" {m} " in f" {o} " for m, o in zip(mine, other, strict=True))
+            for j, other in enumerate(pairs)
+        )
+        if not covered:
+            keep.append(d)
+    return keep
 
 
 def _named(title: str, marker: int) -> str:

@@ -236,3 +236,26 @@ def test_sample_versions_number_citations_without_gaps(sample: int) -> None:
     assert listed == list(range(1, len(listed) + 1)) and set(cited) <= set(listed)
     ids = [int(n) for n in re.findall(r'<li id="ref-(\d+)"', html)]
     assert ids == listed
+
+
+def test_a_rationale_says_each_change_once_and_ends_one_sentence_once() -> None:
+    from core.update import _explain
+    from core.writers.base import ClaimUpdate
+
+    update = ClaimUpdate(
+        sentence="Copperline Storage Park is a proposed project [8].",
+        marker=8,
+        outcome="edited",
+        differences=(
+            "Status: Proposed → Approved",
+            "a proposed → an approved",  # the same change, an article apart
+            "now reads “The planning board approved the application on 3 March 2026.”",
+        ),
+        title="Copperline Storage Park",
+    )
+    assert _explain([update]) == (
+        "Copperline Storage Park [8]: Status: Proposed → Approved; now reads “The planning "
+        "board approved the application on 3 March 2026.”"
+    )
+    figures = ClaimUpdate("s", 2, "edited", differences=("15 MW → 16 MW", "5 MW → 6 MW"), title="P")
+    assert _explain([figures]) == "P [2]: 15 MW → 16 MW; 5 MW → 6 MW."  # two figures, both said

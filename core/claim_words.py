@@ -8,6 +8,8 @@ import re
 from datetime import datetime
 from typing import Any
 
+from core.text import strip_links
+
 #: a declared field's difference as core.anchors says it: "Capacity: 100 MW → 160 MW"
 _FIELD_DIFF = re.compile(r"^(?P<label>[A-Za-z][\w ()/&'-]{0,48}?): (?P<change>[^:→]+→.+)$")
 
@@ -165,8 +167,6 @@ def plain_reason(reason: str) -> str:
 # -- source claim units ------------------------------------------------------------------
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
-_RST_LINK = re.compile(r"`([^`<]+?)\s*<[^>`]*>`_{1,2}")
 _URL = re.compile(r"(?:https?://|www\.)[^\s<>\"')\]]+[^\s<>\"')\].,;:!?]")
 _EMPHASIS = re.compile(r"\*\*|__|`+|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
@@ -186,8 +186,7 @@ def plain_unit(text: str | None) -> str:
         s = " · ".join(c for c in cells if c)
     s = _HEADING.sub("", s)
     s = _BULLET.sub("", s)
-    s = _MD_LINK.sub(r"\1", s)
-    s = _RST_LINK.sub(r"\1", s)
+    s = strip_links(s)
     s = _URL.sub("(link)", s)
     s = _EMPHASIS.sub("", s)
     return " ".join(s.split())

@@ -39,6 +39,11 @@ STOP = frozenset(
 )
 
 
+def strip_links(text: str) -> str:
+    """Markdown and rst links reduced to their text."""
+    return _RST_LINK.sub(r"\1", _MD_LINK.sub(r"\1", text))
+
+
 def clean_inline(text: str) -> str:
     """Source markup reduced to readable text: rst roles, links, literals, footnotes."""
     text = _ROLE.sub(lambda m: f"{m.group(1).upper()} {int(m.group(2))}", text)

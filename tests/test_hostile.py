@@ -36,7 +36,6 @@ from core.sources.urlpolicy import UrlPolicy, UrlRefused
 from core.sources.web import WebFetcher
 from core.update import update_report
 from core.validation import strip_controls
-from tests.fakes.env import use_loopback_providers
 from tests.fakes.openai_server import Step
 from tests.fakes.website import html_page
 from tests.helpers.faults import (
@@ -49,7 +48,7 @@ from tests.helpers.faults import (
     proposals,
     web_env,
 )
-from tests.helpers.web import PAGES
+from tests.helpers.web import PAGES, loopback_web
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTROLS = "\x00\x07\x1b[31m\u202e\u2066\x7f\x9b\u200b"
@@ -315,11 +314,9 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
 
     expect.set_options(timeout=30_000)  # conditions, not sleeps: a loaded machine is slow
 
-    from tests.fakes.openai_server import FakeOpenAI
-    from tests.fakes.tavily_server import FakeTavily
     from tests.helpers.browser import open_screen
     from tests.helpers.browser import serve as _serve
-    from tests.helpers.web import OPENAI_KEY, QUESTION, TAVILY_KEY
+    from tests.helpers.web import QUESTION
 
     home = tmp_path / "ws"
     home.mkdir()
@@ -343,15 +340,7 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
             for p in ["/lfp", "/nmc", "/flow", "/credit"]
         ]
 
-    with site, FakeTavily(results, key=TAVILY_KEY) as tavily, FakeOpenAI() as llm:
-        use_loopback_providers(
-            monkeypatch,
-            tavily=tavily,
-            tavily_key=TAVILY_KEY,
-            llm=llm,
-            openai_key=OPENAI_KEY,
-            home=home,
-        )
+    with site, loopback_web(monkeypatch, results, home=home) as (_tavily, llm):
         made = create_report(QUESTION, source="web", settings={"writer": "openai"})
         site.bump("/lfp")
         with session_scope() as s:

@@ -20,11 +20,10 @@ from core.research import create_report
 from core.review import proposals_of
 from core.sources.web import find_chromium
 from core.update import update_report
-from tests.fakes.env import use_loopback_providers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tavily_server import FakeTavily
 from tests.fakes.website import Page, Website
-from tests.helpers.web import OPENAI_KEY, PAGES, QUESTION, TAVILY_KEY
+from tests.helpers.web import OPENAI_KEY, PAGES, QUESTION, TAVILY_KEY, loopback_web
 
 
 def mode() -> str:
@@ -46,17 +45,9 @@ def servers(
             for i, p in enumerate(paths)
         ]
 
-    with site, FakeTavily(results, key=TAVILY_KEY) as tavily, FakeOpenAI() as llm:
-        use_loopback_providers(  # no raw content: every page goes through crawl4ai
-            monkeypatch,
-            tavily=tavily,
-            tavily_key=TAVILY_KEY,
-            llm=llm,
-            openai_key=OPENAI_KEY,
-            home=workspace,
-            browser=mode(),
-        )
-        yield site, tavily, llm
+    # no raw content from search: every page goes through crawl4ai
+    with site, loopback_web(monkeypatch, results, home=workspace, browser=mode()) as (t, m):
+        yield site, t, m
 
 
 def run_events(run_id: int) -> list[CostEvent]:

@@ -39,10 +39,9 @@ from core.research import create_report
 from core.review import proposals_of, review_run
 from core.update import update_report
 from core.writers.llm import LlmWriter
-from tests.fakes.env import use_loopback_providers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tavily_server import FakeTavily
-from tests.helpers.web import OPENAI_KEY, PAGES, QUESTION, TAVILY_KEY
+from tests.helpers.web import PAGES, QUESTION, loopback_web
 
 
 @dataclass
@@ -234,15 +233,7 @@ def web_env(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
         return writer
 
     monkeypatch.setattr(LlmWriter, "from_settings", classmethod(quick))
-    with site, FakeTavily(results, key=TAVILY_KEY) as tavily, FakeOpenAI() as llm:
-        use_loopback_providers(
-            monkeypatch,
-            tavily=tavily,
-            tavily_key=TAVILY_KEY,
-            llm=llm,
-            openai_key=OPENAI_KEY,
-            home=workspace,
-        )
+    with site, loopback_web(monkeypatch, results, home=workspace) as (tavily, llm):
         yield Env(site, tavily, llm)
 
 

@@ -3,6 +3,16 @@ site's pages (a page's versions, in order), shared by the web tests."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.env import use_loopback_providers
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.tavily_server import FakeTavily
 from tests.fakes.website import html_page
 
 QUESTION = "What do grid batteries cost, and which chemistries are used for grid storage?"
@@ -36,3 +46,26 @@ PAGES = {
                           "Sodium ion batteries are an emerging chemistry for grid storage.",
                           "The first sodium ion storage pilot connected to the grid in autumn.")],
 }  # fmt: skip
+
+
+@contextmanager
+def loopback_web(
+    monkeypatch: pytest.MonkeyPatch,
+    results: Callable[[dict[str, Any]], list[dict[str, Any]]],
+    *,
+    home: Path,
+    browser: str = "http",
+) -> Iterator[tuple[FakeTavily, FakeOpenAI]]:
+    """The fake search (answering with ``results``) and model on loopback, and the
+    settings that point a web report at them (the site is the caller's)."""
+    with FakeTavily(results, key=TAVILY_KEY) as tavily, FakeOpenAI() as llm:
+        use_loopback_providers(
+            monkeypatch,
+            tavily=tavily,
+            tavily_key=TAVILY_KEY,
+            llm=llm,
+            openai_key=OPENAI_KEY,
+            home=home,
+            browser=browser,
+        )
+        yield tavily, llm

@@ -46,6 +46,14 @@ def _sample(unresolved: bool, monkeypatch: pytest.MonkeyPatch) -> None:
         load_sample(session)
 
 
+def _first_update_costs(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The cost read model of the sample's first update (2026-04-15)."""
+    _sample(unresolved=False, monkeypatch=monkeypatch)
+    run_id = update_report(1, as_of=parse_as_of("2026-04-15"))["run_id"]
+    with session_scope() as session:
+        return run_costs(session, run_id)
+
+
 def _fetches_by_stage(run_id: int) -> Counter:
     with session_scope() as session:
         events = session.exec(select(CostEvent).where(CostEvent.run_id == run_id)).all()
@@ -127,10 +135,7 @@ def test_each_update_keeps_the_from_scratch_baseline_of_its_day(
 def test_an_estimated_baseline_has_a_time_at_the_updates_pace(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _sample(unresolved=False, monkeypatch=monkeypatch)
-    run_id = update_report(1, as_of=parse_as_of("2026-04-15"))["run_id"]
-    with session_scope() as session:
-        costs = run_costs(session, run_id)
+    costs = _first_update_costs(monkeypatch)
     assert costs["scratch"]["estimated"]
     assert costs["scratch"]["totals"]["seconds"] > 0
     scratch_stages = {s["stage"]: s["seconds"] for s in costs["scratch"]["stages"]}
@@ -195,10 +200,7 @@ def test_a_stage_has_one_colour_in_every_run() -> None:
 def test_the_offline_sample_run_explains_writer_calls_and_hides_llm_meters(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _sample(unresolved=False, monkeypatch=monkeypatch)
-    run_id = update_report(1, as_of=parse_as_of("2026-04-15"))["run_id"]
-    with session_scope() as session:
-        costs = run_costs(session, run_id)
+    costs = _first_update_costs(monkeypatch)
     assert not set(LLM_FIELDS) & set(costs["fields"])
     assert costs["writer_note"].startswith(f"{costs['totals']['writer_calls']} writer calls")
     assert "extractive" in costs["writer_note"] and "no LLM calls" in costs["writer_note"]

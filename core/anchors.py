@@ -653,6 +653,8 @@ _STATUS_WORDS = frozenset(
 )
 STATUS_STEMS = frozenset(stem(w) for w in _STATUS_WORDS)
 _NEGATION = frozenset({"not", "no", "never", "without", "cannot", "nor"})
+# what is planned or possible against what is: "would apply" → "applies" is news
+_MODALS = frozenset({"would", "will", "could", "might", "may", "shall", "should"})
 
 
 def _is_figure(token: str) -> bool:
@@ -662,7 +664,9 @@ def _is_figure(token: str) -> bool:
 def _material(words: Iterable[str]) -> bool:
     for w in words:
         lw = w.casefold()
-        if _is_figure(w) or lw in _NEGATION or lw in _STATUS_WORDS or stem(lw) in STATUS_STEMS:
+        if _is_figure(w) or lw in _NEGATION or lw in _MODALS or lw in _STATUS_WORDS:
+            return True
+        if stem(lw) in STATUS_STEMS:
             return True
     return False
 

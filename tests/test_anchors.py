@@ -270,3 +270,13 @@ def test_header_fields_with_empty_values_stay_separate_passages() -> None:
     page = "PEP: 639\nCreated: 15-Aug-2019\nPost-History:\nResolution:\n\nBody text here.\n"
     texts = [p.text for p in passages(page)]
     assert "Created: 15-Aug-2019" in texts and "Post-History:" in texts
+
+
+def test_what_would_happen_becoming_what_is_is_an_edit() -> None:
+    page = "The standard is final.\n\nASI 7400 would apply to installations of 20 MWh or more.\n"
+    claim = _sel("ASI 7400 would apply to installations of 20 MWh or more.", page)
+    in_force = locate(claim, page.replace("would apply", "applies"))
+    assert in_force.outcome == "edited"  # planned → in force: the sentence must be revised
+    assert "would" in " ".join(in_force.differences)
+    reworded = locate(claim, page.replace("installations of", "installations with"))
+    assert reworded.outcome == "reworded"

@@ -79,7 +79,7 @@ def test_passage_differences_keep_the_passage_spelling_and_join_adjacent_changes
         "If adopted, they would apply from the 2027/28 capacity auction.",
         "They apply from the 2027/28 capacity auction.",
     )
-    assert dropped == ["“If adopted” dropped"]
+    assert dropped == ["“If adopted” dropped", "“would” dropped"]  # proposed → in force
 
 
 def test_stored_reasons_of_the_older_form_read_without_category_words() -> None:

@@ -71,12 +71,24 @@ def current_cards(run_id: int) -> tuple[list[dict[str, Any]], str]:
             card["edited"] = p.analyst_text is not None
             card["stale_on_commit"] = _stale_on_commit(p, card)
             out.append(card)
-        remember(run_id, status, _decisions(proposals))
     return out, status
 
 
 def remember(run_id: int, status: str, decisions: tuple[tuple[str, str, bool], ...]) -> None:
+    """What the whole screen just drew (a full run)."""
     st.session_state[SEEN_KEY] = (run_id, status, decisions)
+
+
+def drawn(run_id: int, c: dict[str, Any]) -> None:
+    """What one card just drew. A decision counts as shown only once its card has redrawn
+    it: a click whose callback ran in another fragment's run (the bars poll) leaves its
+    card behind, and the bars' next look redraws the screen."""
+    seen = st.session_state.get(SEEN_KEY)
+    if seen is None or seen[0] != run_id:
+        return
+    mine = (c["key"], c["decision"], c["edited"])
+    decisions = tuple(mine if d[0] == c["key"] else d for d in seen[2])
+    st.session_state[SEEN_KEY] = (run_id, seen[1], decisions)
 
 
 def _pending(cards: list[dict[str, Any]]) -> int:
@@ -91,7 +103,6 @@ def _decide(run_id: int, **kwargs: Any) -> None:
             before = sum(p.decision == "pending" for p in proposals_of(session, run_id))
             proposals = decide(session, get_run(session, run_id), **kwargs)
             after = sum(p.decision == "pending" for p in proposals)
-            remember(run_id, "awaiting_review", _decisions(proposals))
     except EvergreenError as exc:
         st.session_state["eg_review_error"] = str(exc)
         return
@@ -237,6 +248,7 @@ def card(run_id: int, key: str, editable: bool) -> None:
     c = next((c for c in cards if c["key"] == key), None)
     if c is None:
         return
+    drawn(run_id, c)
     editable = editable and status == "awaiting_review"
     with st.container(border=True):
         _shown_error()
@@ -309,7 +321,8 @@ def commit(run_id: int) -> None:
 
 def sections(run_id: int, editable: bool) -> None:
     """The cards of a run, with the decision bars when it awaits review."""
-    cards, _status = current_cards(run_id)
+    cards, status = current_cards(run_id)
+    remember(run_id, status, tuple((c["key"], c["decision"], c["edited"]) for c in cards))
     if not cards:
         return
     st.subheader("Sections")

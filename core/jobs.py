@@ -54,7 +54,11 @@ def _spawn(name: str, target: Any, *args: Any) -> None:
 
 # -- updates -----------------------------------------------------------------------------
 def start_update(
-    report_ref: int | str, *, as_of: datetime | None = None, sync: bool | None = None
+    report_ref: int | str,
+    *,
+    as_of: datetime | None = None,
+    sync: bool | None = None,
+    force_recheck: bool = False,
 ) -> int:
     """Register an update run and work on it (in the background unless ``sync``).
 
@@ -63,7 +67,7 @@ def start_update(
     """
     from core.update import begin_update
 
-    run_id = begin_update(report_ref, as_of=as_of)
+    run_id = begin_update(report_ref, as_of=as_of, force_recheck=force_recheck)
     if _synchronous(sync):
         work_on(run_id)
     else:

@@ -111,9 +111,17 @@ def busy_error(run: UpdateRun) -> RunBusyError:
     )
 
 
-def start_run(report_id: int, kind: str, as_of: datetime, base_version_id: int | None) -> int:
-    """Register a run. Two callers racing for the same report get one run: the database's
-    one-open-run-per-report index refuses the second, who is told which run to watch."""
+def start_run(
+    report_id: int,
+    kind: str,
+    as_of: datetime,
+    base_version_id: int | None,
+    *,
+    summary: dict[str, Any] | None = None,
+) -> int:
+    """Register a run (``summary``: what it starts with, e.g. its options). Two callers
+    racing for the same report get one run: the database's one-open-run-per-report index
+    refuses the second, who is told which run to watch."""
     try:
         with session_scope() as session:
             busy = open_run_for(session, report_id)
@@ -126,6 +134,7 @@ def start_run(report_id: int, kind: str, as_of: datetime, base_version_id: int |
                 base_version_id=base_version_id,
                 worker=worker_id(),
                 heartbeat_at=utcnow(),
+                summary=dict(summary or {}),
             )
             session.add(run)
             session.flush()

@@ -818,8 +818,14 @@ def _propose_added(
     return out
 
 
-def begin_update(report_ref: int | str, *, as_of: datetime | None = None) -> int:
-    """Validate and register an update run; returns its id at once (work not started)."""
+def begin_update(
+    report_ref: int | str, *, as_of: datetime | None = None, force_recheck: bool = False
+) -> int:
+    """Validate and register an update run; returns its id at once (work not started).
+
+    ``force_recheck``: fetch every cited source again even when the shared evidence pool
+    holds a check of it that is still fresh (another report's, within the freshness window).
+    """
     from core.db import session_scope
     from core.validation import check_as_of
 
@@ -833,7 +839,8 @@ def begin_update(report_ref: int | str, *, as_of: datetime | None = None) -> int
                 "an update moves forward in time (use `rebuild` for a report at an earlier date)."
             )
         report_id, base_id = report.id, base.id
-    return start_run(report_id, "update", when, base_id)
+    options = {"force_recheck": True} if force_recheck else None
+    return start_run(report_id, "update", when, base_id, summary=options)
 
 
 def execute_update(
@@ -870,10 +877,15 @@ def execute_update(
 
 
 def update_report(
-    report_ref: int | str, *, as_of: datetime | None = None, approve_all: bool = False
+    report_ref: int | str,
+    *,
+    as_of: datetime | None = None,
+    approve_all: bool = False,
+    force_recheck: bool = False,
 ) -> dict[str, Any]:
     """Propose an update as of ``as_of``; with approve_all, commit it too (CLI `update`)."""
-    return execute_update(begin_update(report_ref, as_of=as_of), approve_all=approve_all)
+    run_id = begin_update(report_ref, as_of=as_of, force_recheck=force_recheck)
+    return execute_update(run_id, approve_all=approve_all)
 
 
 def begin_resume(run_id: int) -> int:

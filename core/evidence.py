@@ -22,6 +22,7 @@ from sqlmodel import Session, col, select
 
 from core import faults
 from core.changes import ChangeResult, ClaimChange, classify_change
+from core.checks import FetchOutcome, SharedChecks
 from core.costs import CostMeter
 from core.dates import as_utc, day, iso, utcnow
 from core.errors import EvergreenError
@@ -30,7 +31,15 @@ from core.hashing import content_hash
 from core.models import PoolEntry, Report, Snapshot, Source, UpdateRun
 from core.relevance import Relevance, floor_for, fuse
 from core.repository import get_or_create_source, pool_entry
-from core.sources.base import FetchedPage, Fetcher, PageNotFound, SearchProvider, SearchResult
+from core.sources.base import (
+    FetchedPage,
+    Fetcher,
+    NotModified,
+    PageNotFound,
+    SearchProvider,
+    SearchResult,
+    Validators,
+)
 from core.text import cosine, idf_table, terms, tfidf
 from core.writers.base import Evidence
 
@@ -82,13 +91,6 @@ class Found:
     score: float = 0.0
 
 
-@dataclass
-class FetchOutcome:
-    page: FetchedPage | None
-    error: str | None = None
-    gone: bool = False
-
-
 def fetch_many(
     fetcher: Fetcher,
     urls: Sequence[str],
@@ -97,14 +99,24 @@ def fetch_many(
     *,
     concurrency: int = 8,
     stage: str = "fetch",
+    validators: Mapping[str, Validators] | None = None,
 ) -> dict[str, FetchOutcome]:
-    """Fetch each URL once, at most ``concurrency`` at a time; never raises for a page."""
+    """Fetch each URL once, at most ``concurrency`` at a time; never raises for a page.
+    A URL with ``validators`` is asked conditionally: a 304 is ``not_modified`` (no page:
+    the caller has its text)."""
 
     def one(url: str) -> tuple[str, FetchOutcome]:
+        valid = (validators or {}).get(url)
         try:
-            page = fetcher.fetch(url, as_of)
+            if valid:
+                page = fetcher.fetch(url, as_of, validators=valid)
+            else:
+                page = fetcher.fetch(url, as_of)
             meter.add(stage, fetcher.name, fetches=1, bytes=len(page.content.encode("utf-8")))
             return url, FetchOutcome(page)
+        except NotModified:
+            meter.add(stage, fetcher.name, not_modified=1)
+            return url, FetchOutcome(None, not_modified=True)
         except PageNotFound as exc:
             meter.add(stage, fetcher.name, fetches=1)
             return url, FetchOutcome(None, str(exc), gone=True)
@@ -179,17 +191,22 @@ def fetch_stream(
     *,
     concurrency: int = 8,
     stage: str = "fetch",
+    validators: Mapping[str, Validators] | None = None,
 ) -> Iterator[tuple[str, FetchOutcome]]:
     """Like fetch_many, but yields each page as soon as it arrives, so the caller can
     store it at once (a crash then loses at most the fetches in flight)."""
     unique = list(dict.fromkeys(urls))
     if not unique:
         return
+
+    def one(url: str) -> FetchOutcome:
+        return fetch_many(
+            fetcher, [url], as_of, meter, concurrency=1, stage=stage, validators=validators
+        )[url]
+
     with _pool(max(1, min(concurrency, len(unique)))) as pool:
         futures = {
-            pool.submit(
-                lambda u: fetch_many(fetcher, [u], as_of, meter, concurrency=1, stage=stage)[u], url
-            ): url
+            pool.submit(one, url): url
             for url in unique
         }
         for future in as_completed(futures):
@@ -228,8 +245,13 @@ def refresh(
     tau: float = 0.9,
     concurrency: int = 8,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> list[Checked]:
     """Re-check every cited source as of ``as_of`` and classify how it changed.
+
+    A source another report's run looked at recently enough (``core.checks``: the same
+    as-of of a corpus, the freshness window of the web) is not fetched again unless
+    ``force``; a web page with validators from its last look is asked conditionally.
 
     Each cited page is fetched once, and stored as it arrives. A citation imported from
     someone's report with no content yet (its page could not be read at import) is
@@ -240,21 +262,62 @@ def refresh(
     """
     resolve_at = base_as_of if temporal else None
     job = _Refresh(session, report, cited, as_of, resolve_at, run_id, tau, progress)
+    checks = SharedChecks(
+        session, fetcher, temporal=temporal, report_id=int(report.id), run_id=run_id, force=force
+    )
     pending = job.pending()
+    sources = {url: job.sources[marker] for url, marker in pending.items()}
     later: dict[str, FetchOutcome] = {}
     with meter.stage("refresh"):
-        for url, outcome in fetch_stream(
-            fetcher, list(pending), as_of, meter, concurrency=concurrency, stage="refresh"
+        for url, outcome in looks(
+            checks, fetcher, sources, as_of, meter, concurrency=concurrency, stage="refresh"
         ):
             marker = pending[url]
             if _needs_base(job.cited[marker], outcome, resolve_at):
                 later[url] = outcome
             else:
                 job.check(marker, outcome)
+                checks.record(sources[url], as_of, outcome, job.results[marker].current)
     if later:
-        job.resolve(later, pending, fetcher, meter, concurrency)
+        job.resolve(later, pending, checks, fetcher, meter, concurrency)
+        for url, outcome in later.items():
+            checks.record(sources[url], as_of, outcome, job.results[pending[url]].current)
     session.flush()
     return [job.results[m] for m in sorted(job.results)]
+
+
+def looks(
+    checks: SharedChecks,
+    fetcher: Fetcher,
+    sources: Mapping[str, Source | None],
+    as_of: datetime,
+    meter: CostMeter,
+    *,
+    concurrency: int,
+    stage: str,
+) -> Iterator[tuple[str, FetchOutcome]]:
+    """Each page (url → outcome) as the shared pool has it — a look another run made that
+    still serves, counted as a shared check — or as fetched now, conditionally when an
+    earlier look left validators (a 304 brings back the text that look stored). A URL
+    with no source yet is fetched."""
+    known = {url: source for url, source in sources.items() if source is not None}
+    reused = checks.fresh(known, as_of)
+    for url, outcome in reused.items():
+        meter.add(stage, "pool", shared_checks=1)
+        yield url, outcome
+    rest = {url: source for url, source in sources.items() if url not in reused}
+    validators = checks.validators({u: s for u, s in rest.items() if s is not None})
+    for url, outcome in fetch_stream(
+        fetcher,
+        list(rest),
+        as_of,
+        meter,
+        concurrency=concurrency,
+        stage=stage,
+        validators=validators,
+    ):
+        source = rest[url]
+        yield url, checks.settle(source, outcome) if source is not None else outcome
 
 
 def _needs_base(prev: Snapshot, outcome: FetchOutcome, base_as_of: datetime | None) -> bool:
@@ -267,6 +330,27 @@ def _needs_base(prev: Snapshot, outcome: FetchOutcome, base_as_of: datetime | No
     if page is None:
         return outcome.gone
     return page.published is None or as_utc(page.published) > as_utc(base_as_of)
+
+
+def _at(snapshot: Snapshot, when: datetime) -> bool:
+    return snapshot.as_of is not None and as_utc(snapshot.as_of) == as_utc(when)
+
+
+def _same_step(session: Session, snapshot: Snapshot | None, prev: Snapshot) -> bool:
+    """Is ``snapshot`` a stored change from ``prev``'s text (another report's look, from
+    its own copy of the same text), so that its classified diff is this one too?"""
+    if snapshot is None or snapshot.id == prev.id or snapshot.previous_id is None:
+        return False
+    if snapshot.change_kind in ("new", "imported"):
+        return False
+    if snapshot.previous_id == prev.id:
+        return True
+    before = session.get(Snapshot, snapshot.previous_id)
+    return (
+        before is not None
+        and before.content_hash == prev.content_hash
+        and (before.meta or {}) == (prev.meta or {})
+    )
 
 
 class _Refresh:
@@ -326,6 +410,7 @@ class _Refresh:
         self,
         later: dict[str, FetchOutcome],
         pending: dict[str, int],
+        checks: SharedChecks,
         fetcher: Fetcher,
         meter: CostMeter,
         concurrency: int,
@@ -333,11 +418,13 @@ class _Refresh:
         """Read the unresolved citations whose page changed as they stood at the report's
         date, then check each against the page fetched now."""
         base_as_of = self.resolve_at or self.as_of
+        sources = {url: self.sources[pending[url]] for url in later}
         with meter.stage("resolve"):
             for n, (url, outcome) in enumerate(
-                fetch_stream(
+                looks(
+                    checks,
                     fetcher,
-                    list(later),
+                    sources,
                     base_as_of,
                     meter,
                     concurrency=concurrency,
@@ -345,14 +432,20 @@ class _Refresh:
                 )
             ):
                 marker = pending[url]
-                if outcome.page is not None:
-                    self.cited[marker] = store_snapshot(
+                base: Snapshot | None = None
+                if outcome.snapshot is not None and _at(outcome.snapshot, base_as_of):
+                    base = outcome.snapshot  # another report resolved it already
+                elif outcome.page is not None:
+                    base = store_snapshot(
                         self.session,
                         self.sources[marker],
                         outcome.page,
                         as_of=base_as_of,
                         run_id=self.run_id,
                     )
+                if base is not None:
+                    self.cited[marker] = base
+                checks.record(sources[url], base_as_of, outcome, base)
                 if self.progress:
                     self.progress(f"resolving cited source {n + 1}/{len(later)}")
                 self.check(marker, later[url])
@@ -387,6 +480,11 @@ class _Refresh:
             json_safe(outcome.page.meta) == (prev.meta or {})
         ):
             checked = Checked(marker, source, prev, prev, "unchanged")
+        elif _same_step(session, outcome.snapshot, prev):
+            # another report's look already stored this text after the same snapshot,
+            # with its change classified: no second copy, no second diff
+            snap = outcome.snapshot
+            checked = Checked(marker, source, prev, snap, snap.change_kind, _stored_change(snap))
         else:
             change = classify_change(
                 prev.content,
@@ -438,8 +536,11 @@ def discover(
     per_query: int = 5,
     concurrency: int = 8,
     progress: Progress | None = None,
+    temporal: bool = True,
+    force: bool = False,
 ) -> list[Found]:
     """Search only the window (start, end] for pages new to the pool, and place them.
+    A found page the shared pool holds a fresh look at is not fetched again (``refresh``).
 
     One search for the whole question (the probe). When the question names its facets
     (``core.facets``) and the probe shows window activity, one search per facet: each
@@ -494,16 +595,30 @@ def discover(
                             hits.setdefault(h.url, h)
     if not hits and not earlier:
         return []
-    with meter.stage("fetch"):
-        got = fetch_many(fetcher, list(hits), end, meter, concurrency=concurrency)
+    checks = SharedChecks(
+        session, fetcher, temporal=temporal, report_id=int(report.id), run_id=run_id, force=force
+    )
+    pooled = {
+        s.url: s for s in session.exec(select(Source).where(col(Source.url).in_(list(hits))))
+    }
+    sources = {url: pooled.get(url) for url in hits}
     stored: list[tuple[str, Snapshot]] = list(earlier)
-    for url, outcome in got.items():
-        page = outcome.page
-        if page is None:
-            continue
-        source = get_or_create_source(session, url, page.title)
-        snap = store_snapshot(session, source, page, as_of=end, run_id=run_id)
-        stored.append((url, snap))
+    with meter.stage("fetch"):
+        for url, outcome in looks(
+            checks, fetcher, sources, end, meter, concurrency=concurrency, stage="fetch"
+        ):
+            source, page = sources[url], outcome.page
+            if page is None:
+                if source is not None:
+                    checks.record(source, end, outcome, None)
+                continue
+            source = source or get_or_create_source(session, url, page.title)
+            # a page another report's run read (or a 304 confirmed) is the stored text
+            snap = outcome.snapshot or store_snapshot(
+                session, source, page, as_of=end, run_id=run_id
+            )
+            checks.record(source, end, outcome, snap)
+            stored.append((url, snap))
     stored = _relevant(session, report, question, stored, cited_sources)
     found: list[Found] = []
     placement = _place(

@@ -34,6 +34,9 @@ ACTIONS = ("keep", "revise", "extend", "add", "remove")
 DECISIONS = ("pending", "approved", "rejected")
 CHANGE_KINDS = ("new", "unchanged", "minor", "material", "changed", "gone", "imported")
 SECTION_STATUSES = ("new", "kept", "revised", "extended", "added")
+#: fetched: the page was read; not_modified: the server answered 304 to a conditional
+#: request (no body); gone: the page no longer exists; error: it could not be read
+CHECK_OUTCOMES = ("fetched", "not_modified", "gone", "error")
 
 
 class Report(SQLModel, table=True):
@@ -120,6 +123,36 @@ class PoolEntry(SQLModel, table=True):
     latest_snapshot_id: int | None = Field(default=None, foreign_key="snapshot.id")
     last_checked: datetime | None = None
     status: str = "new"  # the last change kind seen
+
+
+class SourceCheck(SQLModel, table=True):
+    """One look at a source, shared by every report that cites it (core.checks): a corpus
+    page is looked at once per as-of, a web page once per freshness window. It names the
+    snapshot holding the text it saw, and the validators a conditional re-check sends."""
+
+    __table_args__ = (Index("ix_sourcecheck_source", "source_id", "provider", "checked_at"),)
+    id: int | None = Field(default=None, primary_key=True)
+    source_id: int = Field(foreign_key="source.id")
+    provider: str  # the fetcher (and its revision: a corpus re-imported is another one)
+    as_of: datetime | None = None  # the instant asked for
+    checked_at: datetime = Field(default_factory=utcnow)
+    outcome: str  # CHECK_OUTCOMES
+    snapshot_id: int | None = Field(default=None, foreign_key="snapshot.id")
+    etag: str | None = None
+    last_modified: str | None = None
+    bytes: int = 0  # body bytes transferred (0 for a 304 or a page read from the pool)
+    run_id: int | None = Field(default=None, foreign_key="updaterun.id")
+    error: str | None = Field(default=None, sa_column=Column(Text))
+
+
+class CheckUse(SQLModel, table=True):
+    """A report served by a check: the run that made it, and every run that reused it."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    check_id: int = Field(foreign_key="sourcecheck.id", index=True)
+    report_id: int = Field(foreign_key="report.id", index=True)
+    run_id: int | None = Field(default=None, foreign_key="updaterun.id")
+    used_at: datetime = Field(default_factory=utcnow)
 
 
 class Citation(SQLModel, table=True):
@@ -231,8 +264,10 @@ class CostCounts(SQLModel):
     tokens_out: int = 0
     cached_tokens: int = 0
     searches: int = 0
-    fetches: int = 0
+    fetches: int = 0  # page bodies requested
     bytes: int = 0
+    not_modified: int = 0  # conditional re-checks answered 304 (no body)
+    shared_checks: int = 0  # sources served by another run's check (no request)
     seconds: float = 0.0
     usd: float = 0.0
 

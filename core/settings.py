@@ -109,6 +109,13 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("EVERGREEN_FETCH_DELAY", "fetch_delay"),
         description="Seconds between two requests to the same host (politeness).",
     )
+    recheck_hours: float = Field(
+        default=4.0,
+        ge=0,
+        validation_alias=AliasChoices("EVERGREEN_RECHECK_HOURS", "recheck_hours"),
+        description="A web page checked for one report within this many hours serves every "
+        "report citing it without another request (0: every update asks again).",
+    )
 
     @field_validator("fetch_allowlist", mode="before")
     @classmethod
@@ -157,6 +164,7 @@ class Settings(BaseSettings):
                 "max_bytes": self.fetch_max_bytes,
                 "per_host": self.fetch_per_host,
                 "delay": self.fetch_delay,
+                "recheck_hours": self.recheck_hours,
             },
             "budget": {"tokens": self.budget_tokens, "usd": self.budget_usd},
             "config_file": str(config_file()),

@@ -71,6 +71,7 @@ def propose(
     base = get_version(session, report)
     sections = sections_of(session, base.id)
     cited = citations_of(session, base.id)
+    force = bool((run.summary or {}).get("force_recheck"))
 
     def progress(text: str) -> None:
         checkpoint(session, run, text, meter)
@@ -88,6 +89,7 @@ def propose(
         tau=cfg["tau"],
         concurrency=cfg["concurrency"],
         progress=progress,
+        force=force,
     )
     by_marker = {c.marker: c for c in checked}
     # Only window activity says something may be new for a section; a changed source
@@ -109,6 +111,8 @@ def propose(
             per_query=cfg["discover_results"],
             concurrency=cfg["concurrency"],
             progress=progress,
+            temporal=providers.temporal,
+            force=force,
         )
     except EvergreenError as exc:  # search down: the refreshed evidence still counts
         if isinstance(exc, RunCancelled):

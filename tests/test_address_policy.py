@@ -24,19 +24,14 @@ from sqlmodel import select
 
 from core.errors import EvergreenError
 from core.sources.urlpolicy import UrlPolicy, UrlRefused
-from core.sources.web import WebFetcher, find_chromium
+from core.sources.web import WebFetcher
 from tests.conftest import run_cli
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tavily_server import FakeTavily
 from tests.fakes.website import Page, Website, html_page
+from tests.helpers.web import FETCH_MODES, HAVE_CHROMIUM, LOOPBACK, NEEDS_CHROMIUM
 
-HAVE_CHROMIUM = find_chromium() is not None
-NEEDS_CHROMIUM = pytest.mark.skipif(
-    not HAVE_CHROMIUM and os.environ.get("CI") != "true",
-    reason="no Chromium installed (CI installs it and runs these)",
-)
-MODES = ["http", pytest.param("chromium", marks=NEEDS_CHROMIUM)]
-LOOPBACK = UrlPolicy.from_allowlist(["127.0.0.1"])
+MODES = FETCH_MODES
 TEXT = (
     "Grid batteries kept getting cheaper through the year while new projects came online. "
     "Analysts expect prices to keep falling as cell makers add capacity."

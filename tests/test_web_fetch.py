@@ -15,21 +15,11 @@ from core.errors import EvergreenError
 from core.sources import web
 from core.sources.base import PageNotFound
 from core.sources.urlpolicy import UrlPolicy, UrlRefused
-from core.sources.web import WebFetcher, find_chromium
+from core.sources.web import WebFetcher
 from tests.fakes.website import Page, Website, html_page, tiny_pdf
+from tests.helpers.web import FETCH_MODES, HAVE_CHROMIUM, LOOPBACK
 
-LOOPBACK = UrlPolicy.from_allowlist(["127.0.0.1"])
-HAVE_CHROMIUM = find_chromium() is not None
-MODES = [
-    "http",
-    pytest.param(
-        "chromium",
-        marks=pytest.mark.skipif(
-            not HAVE_CHROMIUM and os.environ.get("CI") != "true",
-            reason="no Chromium installed (CI installs it and runs these)",
-        ),
-    ),
-]
+MODES = FETCH_MODES
 FILLER = (
     "The storage market grew steadily through the year as new projects came online. "
     "Analysts expect the trend to continue while component prices keep falling."

@@ -3,7 +3,9 @@
 Search providers (local corpus, Tavily) return ranked SearchResults bounded by
 dates; fetchers (corpus, crawl4ai, HTTP) return the page as it stood at a time.
 A page that does not exist (at that date) raises PageNotFound, which the
-evidence pool records as ``gone`` rather than as an error.
+evidence pool records as ``gone`` rather than as an error. A fetcher that reads
+pages over HTTP keeps each response's validators (ETag, Last-Modified); given them
+back, it asks conditionally and raises NotModified on a 304.
 """
 
 from __future__ import annotations
@@ -18,6 +20,23 @@ from core.errors import NotFoundError
 
 class PageNotFound(NotFoundError):
     """The page does not exist at the requested date (or at all)."""
+
+
+class NotModified(Exception):  # noqa: N818 - named for the HTTP status it stands for
+    """The server says the page is as it was when these validators were given (HTTP 304):
+    no body was transferred."""
+
+
+@dataclass(frozen=True)
+class Validators:
+    """What a conditional re-check sends: the page's ETag and Last-Modified as the server
+    gave them (either may be missing)."""
+
+    etag: str | None = None
+    last_modified: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.etag or self.last_modified)
 
 
 @dataclass(frozen=True)
@@ -39,6 +58,7 @@ class FetchedPage:
     as_of: datetime | None = None  # the instant asked for
     published: datetime | None = None  # when this content became valid, if known
     meta: dict[str, object] = field(default_factory=dict)
+    validators: Validators | None = None  # the response's ETag / Last-Modified, if any
 
 
 @runtime_checkable
@@ -61,9 +81,16 @@ class SearchProvider(Protocol):
 @runtime_checkable
 class Fetcher(Protocol):
     name: str
+    #: what else a stored look at a page depends on: a corpus changes it when pages are
+    #: imported into it, so the shared evidence pool does not reuse an older look
+    revision: str
 
-    def fetch(self, url: str, as_of: datetime | None = None) -> FetchedPage:
-        """The page as it stood at ``as_of`` (now if None); PageNotFound if absent."""
+    def fetch(
+        self, url: str, as_of: datetime | None = None, *, validators: Validators | None = None
+    ) -> FetchedPage:
+        """The page as it stood at ``as_of`` (now if None); PageNotFound if absent.
+        With ``validators`` (from an earlier response) a fetcher that speaks HTTP asks
+        conditionally and raises NotModified when the page is unchanged."""
         ...
 
 

@@ -30,7 +30,13 @@ from core import config
 from core.dates import iso, parse_as_of, parse_published, utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.hashing import content_hash
-from core.sources.base import FetchedPage, PageNotFound, SearchResult, canonical_url
+from core.sources.base import (
+    FetchedPage,
+    PageNotFound,
+    SearchResult,
+    Validators,
+    canonical_url,
+)
 from core.untrusted import strip_bidi
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -293,6 +299,11 @@ class Corpus:
                     " WHERE v2.url = versions.url AND v2.as_of > versions.as_of)"
                     " WHERE url IN (SELECT url FROM touched)"
                 )
+                # pages changed: a look at a page stored before is no longer what it says
+                conn.execute(
+                    "INSERT INTO meta VALUES ('revision', '1') ON CONFLICT(key)"
+                    " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                )
             conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('origin', ?), ('imported_at', ?)",
                 (origin, _ts(utcnow())),
@@ -379,7 +390,17 @@ class Corpus:
             ).fetchone()[0]
         return self._df[term]
 
-    def fetch(self, url: str, as_of: datetime | None = None) -> FetchedPage:
+    @property
+    def revision(self) -> str:
+        """Bumped by every import that adds or changes a page (``Fetcher.revision``)."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
+        return row[0] if row else "0"
+
+    def fetch(
+        self, url: str, as_of: datetime | None = None, *, validators: Validators | None = None
+    ) -> FetchedPage:
+        """The page's newest version at ``as_of`` (validators play no part: a corpus is
+        read whole, locally)."""
         when = as_of or utcnow()
         row = self._conn.execute(
             "SELECT url, title, content, as_of, gone, meta FROM versions"

@@ -48,7 +48,13 @@ from urllib.parse import urlsplit
 
 from core.dates import http_date, retry_after_seconds, utcnow
 from core.errors import EvergreenError
-from core.sources.base import FetchedPage, PageNotFound, canonical_url
+from core.sources.base import (
+    FetchedPage,
+    NotModified,
+    PageNotFound,
+    Validators,
+    canonical_url,
+)
 from core.sources.policy_proxy import PolicyProxy
 from core.sources.tavily import RawContentCache
 from core.sources.urlpolicy import UrlPolicy, UrlRefused
@@ -62,6 +68,7 @@ TEXT_TYPES = ("text/plain", "text/markdown", "text/x-markdown", "text/csv")
 PDF_TYPES = ("application/pdf", "application/x-pdf")
 GONE = (404, 410)
 RETRY = (429, 500, 502, 503, 504)
+PROBE_AGENT = "Evergreen (conditional re-check)"
 _STATUS_IN_ERROR = re.compile(r"\bHTTP (\d{3})\b")
 _TOO_BIG = re.compile(r"over the byte limit: (\d+)")
 _REFUSED = re.compile(r"Refused to fetch [^\n]*")
@@ -166,6 +173,7 @@ class WebFetcher:
     """Fetcher for live web pages (not temporal: always the page as it is now)."""
 
     name = "web"
+    revision = ""  # the live web: a stored look at a page ages by time, not by revision
 
     def __init__(
         self,
@@ -212,6 +220,7 @@ class WebFetcher:
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._next_start: dict[str, float] = {}
         self._http_headers: dict[str, dict[str, str]] = {}  # last response headers per URL
+        self._probe: Any = None  # the plain HTTP session conditional re-checks go over
 
     @classmethod
     def from_settings(cls, settings: Any, cache: RawContentCache | None = None) -> WebFetcher:
@@ -227,8 +236,14 @@ class WebFetcher:
         )
 
     # -- the Fetcher protocol ------------------------------------------------------------
-    def fetch(self, url: str, as_of: datetime | None = None) -> FetchedPage:
-        """The page as it is now (``as_of`` is ignored: the live web is not temporal)."""
+    def fetch(
+        self, url: str, as_of: datetime | None = None, *, validators: Validators | None = None
+    ) -> FetchedPage:
+        """The page as it is now (``as_of`` is ignored: the live web is not temporal).
+
+        With ``validators`` a conditional request goes first, over plain HTTP in either
+        mode and under the same URL policy (every redirect hop checked); a 304 raises
+        NotModified with no body read and no browser started."""
         url = canonical_url(url)
         cached = self.cache.get(url) if self.cache is not None else None
         if cached is not None:
@@ -241,7 +256,9 @@ class WebFetcher:
                 meta={"via": "search raw content"},
             )
         self.policy.check(url)
-        future = asyncio.run_coroutine_threadsafe(self._fetch(url), self._ensure_loop())
+        future = asyncio.run_coroutine_threadsafe(
+            self._fetch(url, validators), self._ensure_loop()
+        )
         try:
             return future.result(timeout=self.timeout * 2 + 30)
         except concurrent.futures.TimeoutError:
@@ -359,6 +376,21 @@ class WebFetcher:
         Retry-After is seen) and stop reading a response once it is over the byte limit
         (at its headers if it declares a length, else as it arrives)."""
         import aiohttp
+
+        return aiohttp.ClientSession(
+            headers=dict(strategy._BASE_HEADERS),
+            connector=aiohttp.TCPConnector(
+                limit=strategy.max_connections, ttl_dns_cache=strategy.dns_cache_ttl
+            ),
+            timeout=aiohttp.ClientTimeout(total=strategy.DEFAULT_TIMEOUT),
+            trace_configs=[self._policy_trace()],
+            response_class=_capped_response(self.max_bytes),
+        )
+
+    def _policy_trace(self) -> Any:
+        """aiohttp hooks: every redirect hop checked against the URL policy, response
+        headers kept per URL, a response over the byte limit stopped at its headers."""
+        import aiohttp
         import yarl
 
         trace = aiohttp.TraceConfig()
@@ -378,17 +410,39 @@ class WebFetcher:
 
         trace.on_request_redirect.append(on_redirect)
         trace.on_request_end.append(on_end)
-        return aiohttp.ClientSession(
-            headers=dict(strategy._BASE_HEADERS),
-            connector=aiohttp.TCPConnector(
-                limit=strategy.max_connections, ttl_dns_cache=strategy.dns_cache_ttl
-            ),
-            timeout=aiohttp.ClientTimeout(total=strategy.DEFAULT_TIMEOUT),
-            trace_configs=[trace],
-            response_class=_capped_response(self.max_bytes),
-        )
+        return trace
+
+    async def _unchanged(self, url: str, validators: Validators) -> bool:
+        """Ask for ``url`` conditionally (If-None-Match / If-Modified-Since): True on a 304.
+        Any other answer is not read (the page is then fetched the usual way); a policy
+        refusal of a redirect hop raises as it would for the fetch."""
+        import aiohttp
+
+        if self._probe is None:
+            self._probe = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                trace_configs=[self._policy_trace()],
+                response_class=_capped_response(self.max_bytes),
+            )
+        headers = {"User-Agent": PROBE_AGENT}
+        if validators.etag:
+            headers["If-None-Match"] = validators.etag
+        if validators.last_modified:
+            headers["If-Modified-Since"] = validators.last_modified
+        try:
+            async with self._probe.get(url, headers=headers, max_redirects=10) as response:
+                return response.status == 304
+        except (UrlRefused, _TooBig):
+            raise
+        except Exception as exc:  # the fetch that follows reports what is wrong
+            log.debug("conditional request to %s failed: %s", url, exc)
+            return False
 
     async def _aclose(self) -> None:
+        if self._probe is not None:
+            with contextlib.suppress(Exception):
+                await self._probe.close()
+            self._probe = None
         for crawler in {id(c): c for c in (self._crawler, self._http) if c is not None}.values():
             with contextlib.suppress(Exception):
                 await crawler.close()
@@ -424,7 +478,9 @@ class WebFetcher:
             verbose=False,
         )
 
-    async def _fetch(self, url: str) -> FetchedPage:
+    async def _fetch(self, url: str, validators: Validators | None = None) -> FetchedPage:
+        if validators and await self._probed_unchanged(url, validators):
+            raise NotModified(url)
         await self._start()
         pdf_like = urlsplit(url).path.lower().endswith(".pdf")
         async with self._host_slot(urlsplit(url).netloc):
@@ -448,6 +504,10 @@ class WebFetcher:
         if page is None:
             raise EvergreenError(f"Cannot fetch {url}: the PDF could not be downloaded.")
         return page
+
+    async def _probed_unchanged(self, url: str, validators: Validators) -> bool:
+        async with self._host_slot(urlsplit(url).netloc):
+            return await self._unchanged(url, validators)
 
     def _retry_wait(self, url: str, result: Any, attempt: int) -> tuple[float | None, str]:
         """Seconds to wait before trying ``url`` again (None: do not), and a note for the
@@ -568,6 +628,7 @@ class WebFetcher:
             fetched_at=utcnow(),
             published=_last_modified(headers),
             meta=meta,
+            validators=Validators(headers.get("etag"), headers.get("last-modified")) or None,
         )
 
     def _check_size(self, url: str, size: int) -> None:

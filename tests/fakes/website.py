@@ -3,15 +3,21 @@
 Each page has a list of versions; `bump(path)` moves it to its next version (the
 next request sees it), or a page can advance on every request (`advance=True`).
 A page may be gone (404 / 410), plain text, a PDF, an image, too large, or a redirect.
-The site counts requests per path and the most requests it served at once.
+The site counts requests per path and the most requests it served at once. With
+``validators`` it answers like a well-kept server: an ETag and a Last-Modified date per
+version, and 304 (no body) to a conditional request for the version it still serves;
+it counts the 304s and the body bytes it sent.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime, parsedate_to_datetime
 
 from tests.fakes.loopback import LoopbackServer, Reply, Request
 
@@ -62,10 +68,19 @@ def tiny_pdf(text: str) -> bytes:
 
 
 class Website:
-    def __init__(self, pages: dict[str, Page] | None = None, *, latency: float = 0.0) -> None:
+    def __init__(
+        self,
+        pages: dict[str, Page] | None = None,
+        *,
+        latency: float = 0.0,
+        validators: bool = False,
+    ) -> None:
         self.pages: dict[str, Page] = dict(pages or {})
         self.latency = latency
+        self.validators = validators
         self.hits: Counter[str] = Counter()
+        self.not_modified: Counter[str] = Counter()
+        self.body_bytes = 0
         self.max_in_flight = 0
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -108,9 +123,45 @@ class Website:
                         content_type="text/html",
                     )
                 body = page.versions[page.current]
+                version = page.current
                 if page.advance:
                     page.current = min(page.current + 1, len(page.versions) - 1)
-            return Reply(page.status, body, headers=page.headers, content_type=page.content_type)
+            headers = dict(page.headers)
+            if self.validators and page.status == 200:
+                headers.update(_validators(body, version))
+                if _unchanged(req.headers, headers):
+                    with self._lock:
+                        self.not_modified[path] += 1
+                    return Reply(304, b"", headers=headers, content_type=page.content_type)
+            reply = Reply(page.status, body, headers=headers, content_type=page.content_type)
+            with self._lock:
+                self.body_bytes += len(reply.body)
+            return reply
         finally:
             with self._lock:
                 self._in_flight -= 1
+
+
+_EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _validators(body: str | bytes, version: int) -> dict[str, str]:
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    return {
+        "ETag": f'"{hashlib.sha1(data).hexdigest()[:16]}"',
+        "Last-Modified": format_datetime(_EPOCH + timedelta(days=version), usegmt=True),
+    }
+
+
+def _unchanged(asked: dict[str, str], current: dict[str, str]) -> bool:
+    """RFC 9110: If-None-Match decides when sent; else If-Modified-Since."""
+    if "if-none-match" in asked:
+        tags = [t.strip() for t in asked["if-none-match"].split(",")]
+        return current["ETag"] in tags or "*" in tags
+    if "if-modified-since" in asked:
+        try:
+            since = parsedate_to_datetime(asked["if-modified-since"])
+        except (TypeError, ValueError):
+            return False
+        return parsedate_to_datetime(current["Last-Modified"]) <= since
+    return False

@@ -3,6 +3,7 @@ site's pages (a page's versions, in order), shared by the web tests."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,10 +11,22 @@ from typing import Any
 
 import pytest
 
+from core.sources.urlpolicy import UrlPolicy
+from core.sources.web import find_chromium
 from tests.fakes.env import use_loopback_providers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tavily_server import FakeTavily
 from tests.fakes.website import html_page
+
+#: the fetch policy of the loopback tests: the site is on 127.0.0.1
+LOOPBACK = UrlPolicy.from_allowlist(["127.0.0.1"])
+HAVE_CHROMIUM = find_chromium() is not None
+NEEDS_CHROMIUM = pytest.mark.skipif(
+    not HAVE_CHROMIUM and os.environ.get("CI") != "true",
+    reason="no Chromium installed (CI installs it and runs these)",
+)
+#: the web fetcher's two modes; Chromium's runs wherever it is installed, and always in CI
+FETCH_MODES = ["http", pytest.param("chromium", marks=NEEDS_CHROMIUM)]
 
 QUESTION = "What do grid batteries cost, and which chemistries are used for grid storage?"
 TAVILY_KEY = "tvly-e2e-0123456789"

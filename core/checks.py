@@ -1,0 +1,198 @@
+"""The shared evidence pool's checks: one look at a source serves every report citing it.
+
+A corpus page is looked at once per as-of (and per revision of the corpus: an import
+that changes pages makes earlier looks stale); a web page once per freshness window
+(``recheck_hours``). A web look older than the window still helps: its validators
+(ETag / Last-Modified) make the next look a conditional request, and a 304 serves the
+text stored with it, with no body transferred.
+
+Every look is a ``SourceCheck`` naming the snapshot that holds the text it saw; every
+report it served is a ``CheckUse``. The run that made the look pays for the request;
+a run it serves later counts a shared check and no fetch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlmodel import Session, col, select
+
+from core.dates import as_utc, utcnow
+from core.models import CheckUse, Snapshot, Source, SourceCheck
+from core.sources.base import FetchedPage, Fetcher, Validators
+
+
+@dataclass
+class FetchOutcome:
+    """What a look at one page gave: the page (None: gone or unreadable), why not, and —
+    when the text is one already stored — the snapshot holding it and the check it came
+    from (another run's look, or the earlier look a 304 confirmed)."""
+
+    page: FetchedPage | None
+    error: str | None = None
+    gone: bool = False
+    not_modified: bool = False  # the server answered 304 to a conditional request
+    snapshot: Snapshot | None = None
+    check: SourceCheck | None = None  # set when the look is another run's, reused
+
+    @property
+    def reused(self) -> bool:
+        return self.check is not None
+
+
+def page_of(snapshot: Snapshot, url: str) -> FetchedPage:
+    """A stored snapshot as the page a fetch would have returned."""
+    return FetchedPage(
+        url=url,
+        title=snapshot.title,
+        content=snapshot.content or "",
+        fetched_at=snapshot.fetched_at,
+        as_of=snapshot.as_of,
+        published=snapshot.published,
+        meta=dict(snapshot.meta or {}),
+    )
+
+
+def provider_key(fetcher: Fetcher) -> str:
+    revision = str(getattr(fetcher, "revision", "") or "")
+    return f"{fetcher.name}@{revision}" if revision else fetcher.name
+
+
+class SharedChecks:
+    """The checks one run of one report reads and adds to."""
+
+    def __init__(
+        self,
+        session: Session,
+        fetcher: Fetcher,
+        *,
+        temporal: bool,
+        report_id: int,
+        run_id: int | None,
+        force: bool = False,
+        window: timedelta | None = None,
+    ) -> None:
+        if window is None:
+            from core.settings import get_settings
+
+            window = timedelta(hours=get_settings().recheck_hours)
+        self.session, self.temporal, self.force, self.window = session, temporal, force, window
+        self.report_id, self.run_id = report_id, run_id
+        self.provider = provider_key(fetcher)
+        self._asked: dict[int, SourceCheck] = {}  # source id → the look whose validators went
+
+    # -- before fetching -------------------------------------------------------------------
+    def fresh(self, sources: Mapping[str, Source], as_of: datetime) -> dict[str, FetchOutcome]:
+        """The pages a still-fresh look of any run serves (url → outcome): the same as-of
+        of a temporal corpus, or a web look within the window. None under force."""
+        if self.force or not sources:
+            return {}
+        latest = self._latest(sources.values(), as_of if self.temporal else None)
+        since = utcnow() - self.window
+        out: dict[str, FetchOutcome] = {}
+        for url, source in sources.items():
+            check = latest.get(int(source.id))
+            if check is None or check.outcome == "error":
+                continue
+            if not self.temporal and as_utc(check.checked_at) <= since:
+                continue
+            outcome = self._served(check, url)
+            if outcome is not None:
+                out[url] = outcome
+        return out
+
+    def validators(self, sources: Mapping[str, Source]) -> dict[str, Validators]:
+        """For the live web: the validators of each page's last look that read it (url →
+        validators), so the fetch asks conditionally. Nothing for a temporal corpus."""
+        if self.temporal or not sources:
+            return {}
+        latest = self._latest(sources.values(), None, readable=True)
+        out: dict[str, Validators] = {}
+        for url, source in sources.items():
+            check = latest.get(int(source.id))
+            if check is None or not (check.etag or check.last_modified):
+                continue
+            snapshot = self.session.get(Snapshot, check.snapshot_id) if check.snapshot_id else None
+            if snapshot is None or snapshot.content is None:
+                continue
+            self._asked[int(source.id)] = check
+            out[url] = Validators(check.etag, check.last_modified)
+        return out
+
+    def settle(self, source: Source, outcome: FetchOutcome) -> FetchOutcome:
+        """A 304 becomes the text the look it confirmed had stored."""
+        if not outcome.not_modified:
+            return outcome
+        confirmed = self._asked[int(source.id)]
+        snapshot = self.session.get(Snapshot, confirmed.snapshot_id)
+        return FetchOutcome(page_of(snapshot, source.url), not_modified=True, snapshot=snapshot)
+
+    # -- after checking ----------------------------------------------------------------------
+    def record(
+        self,
+        source: Source,
+        as_of: datetime,
+        outcome: FetchOutcome,
+        current: Snapshot | None,
+    ) -> SourceCheck:
+        """Note the look (or, for a reused look, that it served this report too)."""
+        if outcome.check is not None:
+            self._use(outcome.check)
+            return outcome.check
+        page = outcome.page
+        if outcome.not_modified:
+            kind = "not_modified"
+            asked = self._asked[int(source.id)]
+            etag, modified = asked.etag, asked.last_modified
+        else:
+            kind = "fetched" if page is not None else "gone" if outcome.gone else "error"
+            valid = page.validators if page is not None else None
+            etag, modified = (valid.etag, valid.last_modified) if valid else (None, None)
+        check = SourceCheck(
+            source_id=int(source.id),
+            provider=self.provider,
+            as_of=as_of,
+            outcome=kind,
+            snapshot_id=current.id if current is not None and page is not None else None,
+            etag=etag,
+            last_modified=modified,
+            bytes=len(page.content.encode("utf-8")) if kind == "fetched" and page else 0,
+            run_id=self.run_id,
+            error=outcome.error,
+        )
+        self.session.add(check)
+        self.session.flush()
+        self._use(check)
+        return check
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _latest(
+        self, sources: Iterable[Source], as_of: datetime | None, *, readable: bool = False
+    ) -> dict[int, SourceCheck]:
+        ids = sorted({int(s.id) for s in sources})
+        query = (
+            select(SourceCheck)
+            .where(col(SourceCheck.source_id).in_(ids), SourceCheck.provider == self.provider)
+            .order_by(col(SourceCheck.checked_at).desc(), col(SourceCheck.id).desc())
+        )
+        if as_of is not None:
+            query = query.where(SourceCheck.as_of == as_utc(as_of))
+        if readable:
+            query = query.where(col(SourceCheck.snapshot_id).is_not(None))
+        out: dict[int, SourceCheck] = {}
+        for check in self.session.exec(query):
+            out.setdefault(int(check.source_id), check)
+        return out
+
+    def _served(self, check: SourceCheck, url: str) -> FetchOutcome | None:
+        if check.outcome == "gone":
+            return FetchOutcome(None, check.error or f"{url} is gone.", gone=True, check=check)
+        snapshot = self.session.get(Snapshot, check.snapshot_id) if check.snapshot_id else None
+        if snapshot is None or snapshot.content is None:
+            return None
+        return FetchOutcome(page_of(snapshot, url), snapshot=snapshot, check=check)
+
+    def _use(self, check: SourceCheck) -> None:
+        self.session.add(CheckUse(check_id=check.id, report_id=self.report_id, run_id=self.run_id))

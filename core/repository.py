@@ -26,6 +26,7 @@ from core.claims import (
 from core.dates import as_utc, day, utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.models import (
+    CheckUse,
     Citation,
     Claim,
     CostEvent,
@@ -36,6 +37,7 @@ from core.models import (
     SectionProposal,
     Snapshot,
     Source,
+    SourceCheck,
     UpdateRun,
 )
 from core.report_state import RefEntry, ReportDoc, SectionDoc
@@ -428,12 +430,37 @@ class _Owned:
     sources: set[int]  # in the pools or behind those snapshots (some may stay)
 
 
+def _runless_in_use(session: Session, report_ids: list[int], sections: set[int]) -> set[int]:
+    """The snapshots the reports use that no run owns any more (their run's report was
+    deleted while these reports still used them), with the run-less ones they descend
+    from: the reports now own them, so deleting the last of them leaves nothing behind."""
+    used = _ids(session, select(Citation.snapshot_id).where(col(Citation.section_id).in_(sections)))
+    used |= _ids(session, select(Claim.snapshot_id).where(col(Claim.section_id).in_(sections)))
+    used |= _ids(
+        session,
+        select(PoolEntry.latest_snapshot_id).where(col(PoolEntry.report_id).in_(report_ids)),
+    )
+    found: set[int] = set()
+    frontier = used - {0}
+    while frontier:
+        rows = session.exec(
+            select(Snapshot.id, Snapshot.previous_id).where(
+                col(Snapshot.id).in_(frontier), col(Snapshot.run_id).is_(None)
+            )
+        ).all()
+        found |= {int(i) for i, _ in rows}
+        frontier = {int(p) for _, p in rows if p is not None} - found
+    return found
+
+
 def _owned(session: Session, report_ids: list[int]) -> _Owned:
     versions = _ids(
         session, select(ReportVersion.id).where(col(ReportVersion.report_id).in_(report_ids))
     )
     runs = _ids(session, select(UpdateRun.id).where(col(UpdateRun.report_id).in_(report_ids)))
     made = _ids(session, select(Snapshot.id).where(col(Snapshot.run_id).in_(runs)))
+    sections = _ids(session, select(Section.id).where(col(Section.version_id).in_(versions)))
+    made |= _runless_in_use(session, report_ids, sections)
     sources = _ids(
         session, select(PoolEntry.source_id).where(col(PoolEntry.report_id).in_(report_ids))
     )
@@ -441,7 +468,7 @@ def _owned(session: Session, report_ids: list[int]) -> _Owned:
     return _Owned(
         reports=report_ids,
         versions=versions,
-        sections=_ids(session, select(Section.id).where(col(Section.version_id).in_(versions))),
+        sections=sections,
         runs=runs,
         snapshots=made,
         sources=sources,
@@ -460,6 +487,7 @@ def delete_report(session: Session, report: Report) -> dict[str, int]:
     owned = _owned(session, report_ids)
     session.flush()
     _delete_content(session, owned)  # in the order the foreign keys allow
+    _delete_checks(session, owned)
     snapshots = _delete_snapshots(session, owned.snapshots)
     runs = _delete_runs(session, owned.runs)
     versions = _delete_rows(session, ReportVersion, col(ReportVersion.id).in_(owned.versions))
@@ -483,6 +511,23 @@ def _delete_content(session: Session, owned: _Owned) -> None:
     _delete_rows(session, PoolEntry, col(PoolEntry.report_id).in_(owned.reports))
 
 
+def _delete_checks(session: Session, owned: _Owned) -> None:
+    """The shared pool's record of the reports: what their checks served them goes; a
+    check they made that another report used stays (no longer tied to a run) unless the
+    snapshot it names goes too."""
+    _delete_rows(session, CheckUse, col(CheckUse.report_id).in_(owned.reports))
+    _delete_rows(session, CheckUse, col(CheckUse.run_id).in_(owned.runs))
+    doomed = owned.snapshots - _snapshots_still_used(session, owned.snapshots)
+    gone = _ids(session, select(SourceCheck.id).where(col(SourceCheck.snapshot_id).in_(doomed)))
+    _delete_rows(session, CheckUse, col(CheckUse.check_id).in_(gone))
+    _delete_rows(session, SourceCheck, col(SourceCheck.id).in_(gone))
+    session.execute(
+        update(SourceCheck.__table__)
+        .where(col(SourceCheck.run_id).in_(owned.runs))
+        .values(run_id=None)
+    )
+
+
 def _delete_runs(session: Session, run_ids: set[int]) -> int:
     """The runs with their proposals and cost events; returns how many runs."""
     _delete_rows(session, SectionProposal, col(SectionProposal.run_id).in_(run_ids))
@@ -502,14 +547,19 @@ def _delete_snapshots(session: Session, made: set[int]) -> int:
 
 
 def _delete_orphan_sources(session: Session, source_ids: set[int]) -> int:
-    """Delete, of ``source_ids``, the sources no snapshot and no pool entry points at."""
+    """Delete, of ``source_ids``, the sources no snapshot and no pool entry points at
+    (with the checks of them that read nothing: a page gone or unreachable)."""
     if not source_ids:
         return 0
     used = _ids(session, select(Snapshot.source_id).where(col(Snapshot.source_id).in_(source_ids)))
     used |= _ids(
         session, select(PoolEntry.source_id).where(col(PoolEntry.source_id).in_(source_ids))
     )
-    return _delete_rows(session, Source, col(Source.id).in_(source_ids - used))
+    orphans = source_ids - used
+    checks = _ids(session, select(SourceCheck.id).where(col(SourceCheck.source_id).in_(orphans)))
+    _delete_rows(session, CheckUse, col(CheckUse.check_id).in_(checks))
+    _delete_rows(session, SourceCheck, col(SourceCheck.id).in_(checks))
+    return _delete_rows(session, Source, col(Source.id).in_(orphans))
 
 
 def deletion_preview(session: Session, report: Report) -> dict[str, int]:

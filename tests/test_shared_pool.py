@@ -14,6 +14,7 @@ from sqlmodel import col, select
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import CheckUse, CostEvent, Snapshot, Source, SourceCheck
+from core.repository import delete_report, get_report
 from core.research import create_report
 from core.review import proposals_of, review_run
 from core.sources.base import NotModified, Validators
@@ -113,6 +114,22 @@ def test_another_as_of_a_reimported_corpus_or_force_looks_again(
     d = update_report(second, as_of=later)
     assert costs(d["run_id"])["shared_checks"] == 0
     assert d["evidence"]["changed"] + d["evidence"]["material"] >= 1  # the new flow page
+
+
+def test_deleting_a_report_keeps_the_looks_that_served_another(corpus: str) -> None:
+    first, second = make_report(corpus), make_report(corpus)
+    update_report(first, as_of=JUNE, approve_all=True)
+    update_report(second, as_of=JUNE, approve_all=True)
+    with session_scope() as s:
+        delete_report(s, get_report(s, first))
+    uses = served("/lfp")
+    assert uses and {report for _, report in uses} == {second}
+    later = update_report(second, as_of=parse_as_of("2024-09-30"), approve_all=True)
+    assert later["version"] == 3
+    with session_scope() as s:
+        delete_report(s, get_report(s, second))
+    with session_scope() as s:
+        assert not s.exec(select(SourceCheck)).all() and not s.exec(select(CheckUse)).all()
 
 
 # -- the live web: once per window, then conditional ----------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from core.costs import COST_LABELS, LLM_FIELDS, METER_FIELDS
+from core.costs import COST_LABELS, LLM_FIELDS, METER_FIELDS, POOL_FIELDS
 from core.errors import NotFoundError
 from core.models import CostEvent, Report, UpdateRun
 from core.repository import citations_of, pool_of, sections_of, versions_of
@@ -269,11 +269,16 @@ def writer_is_llm(session: Session, report_id: int) -> bool:
 
 def visible_fields(llm: bool, *totals: Mapping[str, Any]) -> list[str]:
     """The meters worth showing: an LLM-only meter (LLM calls, tokens, $) is hidden when
-    the writer makes no LLM calls and no total given has any of it (always zero)."""
+    the writer makes no LLM calls and no total given has any of it (always zero); the
+    shared pool's meters (bytes read, 304s, checks it served) when none of them is used."""
+
+    def used(key: str) -> bool:
+        return any(float(t.get(key, 0) or 0) for t in totals)
+
     return [
         k
         for k in METER_FIELDS
-        if llm or k not in LLM_FIELDS or any(float(t.get(k, 0) or 0) for t in totals)
+        if (llm or k not in LLM_FIELDS or used(k)) and (k not in POOL_FIELDS or used(k))
     ]
 
 
@@ -325,20 +330,30 @@ def format_value(name: str, value: float) -> str:
 
 
 def meter_value(field: str, value: float) -> str:
-    """A meter's value: $ and time as such, any other field a count."""
+    """A meter's value: $, time and bytes as such, any other field a count."""
+    if field == "bytes":
+        return format_bytes(value)
     return format_value(field if field in ("usd", "seconds") else "count", value)
+
+
+def format_bytes(value: float) -> str:
+    """1,234,567 → "1.2 MB" (decimal units, as browsers and servers count)."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(value) >= size:
+            return f"{value / size:.1f} {unit}"
+    return f"{int(value)} B"
 
 
 def meter_delta(field: str, value: float, base: float) -> tuple[str | None, str]:
     """A meter's comparison with from scratch, in words ("12 fewer than from scratch",
     "0.30 s more than from scratch"), and its colour: good, bad or off."""
-    if not (base or value):
-        return None, "off"
+    if not (base or value) or field in ("not_modified", "shared_checks"):
+        return None, "off"  # (starting over asks for every page: nothing to compare)
     if value == base:
         return "same as from scratch", "off"
     diff = meter_value(field, abs(base - value))
     if value < base:
-        less = "less" if field in ("usd", "seconds") else "fewer"
+        less = "less" if field in ("usd", "seconds", "bytes") else "fewer"
         return f"{diff} {less} than from scratch", "good"
     return f"{diff} more than from scratch", "bad"
 

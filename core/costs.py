@@ -10,9 +10,12 @@ from contextvars import ContextVar
 
 from core.models import CostCounts, CostEvent
 
-# what a run spends (time apart: METER_FIELDS adds it for the meters)
+# what a run spends (time and the pool's counts apart: METER_FIELDS adds them for the meters)
 COST_FIELDS = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "usd")
-METER_FIELDS = (*COST_FIELDS, "seconds")
+# what re-checking sources took besides fetches: body bytes read, conditional re-checks
+# answered 304 (no body) and sources served by another run's look (no request)
+POOL_FIELDS = ("bytes", "not_modified", "shared_checks")
+METER_FIELDS = (*COST_FIELDS, *POOL_FIELDS, "seconds")
 LLM_FIELDS = ("llm_calls", "tokens_in", "tokens_out", "usd")  # zero for the offline writer
 COST_LABELS = {
     "llm_calls": "LLM calls",
@@ -20,6 +23,9 @@ COST_LABELS = {
     "tokens_out": "tokens out",
     "searches": "searches",
     "fetches": "fetches",
+    "bytes": "bytes read",
+    "not_modified": "unchanged (304)",
+    "shared_checks": "served by the shared pool",
     "usd": "$",
     "seconds": "time (s)",
 }

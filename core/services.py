@@ -48,6 +48,8 @@ def run_cost(session: Session, run_id: int) -> dict[str, float]:
             func.coalesce(func.sum(CostEvent.searches), 0),
             func.coalesce(func.sum(CostEvent.fetches), 0),
             func.coalesce(func.sum(CostEvent.bytes), 0),
+            func.coalesce(func.sum(CostEvent.not_modified), 0),
+            func.coalesce(func.sum(CostEvent.shared_checks), 0),
             func.coalesce(func.sum(CostEvent.seconds), 0.0),
             func.coalesce(func.sum(CostEvent.usd), 0.0),
         ).where(CostEvent.run_id == run_id)
@@ -59,6 +61,8 @@ def run_cost(session: Session, run_id: int) -> dict[str, float]:
         "searches",
         "fetches",
         "bytes",
+        "not_modified",
+        "shared_checks",
         "seconds",
         "usd",
     )

@@ -16,7 +16,9 @@ from core.cost_views import (
     STAGE_COLORS,
     format_value,
     headline,
+    label_of,
     meter_delta,
+    meter_value,
     run_costs,
     saved,
     scratch_cost,
@@ -25,7 +27,7 @@ from core.cost_views import (
     update_costs,
     visible_fields,
 )
-from core.costs import LLM_FIELDS, METER_FIELDS
+from core.costs import LLM_FIELDS, METER_FIELDS, POOL_FIELDS
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import CostEvent, UpdateRun
@@ -185,9 +187,21 @@ def test_meters_always_zero_for_the_offline_writer_are_hidden() -> None:
     zero = dict.fromkeys(METER_FIELDS, 0)
     offline = visible_fields(False, zero, zero)
     assert offline == ["searches", "fetches", "seconds"]
-    assert visible_fields(True, zero) == list(METER_FIELDS)
+    assert visible_fields(True, zero) == [k for k in METER_FIELDS if k not in POOL_FIELDS]
     spent = {**zero, "tokens_in": 10}  # an earlier LLM run's tokens stay visible
     assert "tokens_in" in visible_fields(False, spent)
+
+
+def test_the_shared_pool_meters_show_when_used_and_are_not_compared_with_scratch() -> None:
+    zero = dict.fromkeys(METER_FIELDS, 0)
+    rechecked = {**zero, "fetches": 1, "bytes": 2_500, "not_modified": 3, "shared_checks": 2}
+    shown = visible_fields(False, rechecked, {**zero, "fetches": 6, "bytes": 40_000})
+    assert shown == ["searches", "fetches", "bytes", "not_modified", "shared_checks", "seconds"]
+    assert meter_value("bytes", 2_500) == "2.5 kB" and meter_value("bytes", 812) == "812 B"
+    assert meter_delta("bytes", 2_500, 40_000) == ("37.5 kB less than from scratch", "good")
+    assert meter_delta("not_modified", 3, 0) == (None, "off")
+    assert meter_delta("shared_checks", 2, 0) == (None, "off")
+    assert label_of("not_modified") == "unchanged (304)"
 
 
 def test_a_stage_has_one_colour_in_every_run() -> None:
@@ -229,7 +243,7 @@ def test_review_and_history_show_the_saved_line_and_no_empty_meters(app: AppTest
     app.switch_page("pages/history.py").run()
     assert not app.exception, app.exception
     options = app.segmented_control(key="history_cost_metric").options
-    assert options == ["searches", "fetches", "time (s)"]
+    assert options == ["searches", "fetches", "bytes read", "time (s)"]
     captions = "\n".join(str(c.value) for c in app.caption)
     assert "as it stood when the update finished" in captions
 

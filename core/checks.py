@@ -16,11 +16,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
+from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from core.dates import as_utc, utcnow
-from core.models import CheckUse, Snapshot, Source, SourceCheck
+from core.models import (
+    CheckUse,
+    Citation,
+    Report,
+    ReportVersion,
+    Section,
+    Snapshot,
+    Source,
+    SourceCheck,
+    UpdateRun,
+)
 from core.sources.base import FetchedPage, Fetcher, Validators
 
 
@@ -196,3 +208,128 @@ class SharedChecks:
 
     def _use(self, check: SourceCheck) -> None:
         self.session.add(CheckUse(check_id=check.id, report_id=self.report_id, run_id=self.run_id))
+
+
+# -- what the screens read ---------------------------------------------------------------
+def provider_of_source(source: str) -> str:
+    """The fetcher name a report's source spec reads pages with (``sample``,
+    ``corpus:NAME``, ``web``), as SourceCheck.provider starts."""
+    return source.removeprefix("corpus:") if source.startswith("corpus:") else source
+
+
+def _provider_matches(check: SourceCheck, name: str) -> bool:
+    return check.provider == name or check.provider.startswith(f"{name}@")
+
+
+def source_use(session: Session, source_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Per source: the reports whose current version cites it (id, title) and its last
+    look by any report's run (when, what it found, for which report)."""
+    ids = sorted({int(i) for i in source_ids})
+    out: dict[int, dict[str, Any]] = {i: {"reports": [], "last_check": None} for i in ids}
+    if not ids:
+        return out
+    for source_id, report_id, title in session.exec(
+        select(Snapshot.source_id, Report.id, Report.title)
+        .join(Citation, col(Citation.snapshot_id) == Snapshot.id)
+        .join(Section, col(Section.id) == Citation.section_id)
+        .join(ReportVersion, col(ReportVersion.id) == Section.version_id)
+        .join(Report, col(Report.id) == ReportVersion.report_id)
+        .where(col(Snapshot.source_id).in_(ids), col(ReportVersion.id).in_(_current_versions()))
+        .distinct()
+        .order_by(col(Report.id))
+    ):
+        out[int(source_id)]["reports"].append({"id": int(report_id), "title": title})
+    checks = session.exec(
+        select(SourceCheck)
+        .where(col(SourceCheck.source_id).in_(ids))
+        .order_by(col(SourceCheck.checked_at).desc(), col(SourceCheck.id).desc())
+    )
+    for check in checks:
+        slot = out[int(check.source_id)]
+        if slot["last_check"] is None:
+            run = session.get(UpdateRun, check.run_id) if check.run_id else None
+            slot["last_check"] = {
+                "checked_at": check.checked_at,
+                "outcome": check.outcome,
+                "report_id": run.report_id if run else None,
+                "served": session.exec(
+                    select(func.count()).select_from(CheckUse).where(CheckUse.check_id == check.id)
+                ).one(),
+            }
+    return out
+
+
+def news_since_versions(session: Session) -> dict[int, list[dict[str, Any]]]:
+    """Per report: the sources its current version cites that a later look — by any
+    report's run — found changed or gone (the shared pool's news for it): a web look
+    after the version was made, a corpus look at a later as-of."""
+    rows = session.exec(
+        select(ReportVersion, Report.source, Citation.marker, Snapshot)
+        .join(Report, col(Report.id) == ReportVersion.report_id)
+        .join(Section, col(Section.version_id) == ReportVersion.id)
+        .join(Citation, col(Citation.section_id) == Section.id)
+        .join(Snapshot, col(Snapshot.id) == Citation.snapshot_id)
+        .where(col(ReportVersion.id).in_(_current_versions()), col(Report.archived_at).is_(None))
+    ).all()
+    cited: dict[tuple[int, int], tuple[ReportVersion, str, int, Snapshot]] = {}
+    for version, spec, marker, snap in rows:
+        key = (int(version.report_id), int(snap.source_id))
+        cited.setdefault(key, (version, spec, marker, snap))
+    if not cited:
+        return {}
+    by_source: dict[int, list[SourceCheck]] = {}
+    for check in session.exec(
+        select(SourceCheck)
+        .where(
+            col(SourceCheck.source_id).in_({s for _, s in cited}),
+            col(SourceCheck.outcome).in_(("fetched", "not_modified", "gone")),
+        )
+        .order_by(col(SourceCheck.checked_at).desc(), col(SourceCheck.id).desc())
+    ):
+        by_source.setdefault(int(check.source_id), []).append(check)
+    hashes: dict[int, str | None] = {}
+    out: dict[int, list[dict[str, Any]]] = {}
+    for (report_id, source_id), (version, spec, marker, snap) in sorted(cited.items()):
+        temporal = spec != "web"
+        name = provider_of_source(spec)
+        look = next(
+            (
+                c
+                for c in by_source.get(source_id, [])
+                if _provider_matches(c, name)
+                and (
+                    (temporal and c.as_of is not None and as_utc(c.as_of) > as_utc(version.as_of))
+                    or (not temporal and as_utc(c.checked_at) > as_utc(version.created_at))
+                )
+            ),
+            None,
+        )
+        if look is None:
+            continue
+        if look.outcome == "gone":
+            kind = "gone"
+        else:
+            if look.snapshot_id not in hashes:
+                seen = session.get(Snapshot, look.snapshot_id) if look.snapshot_id else None
+                hashes[look.snapshot_id] = seen.content_hash if seen else None
+            if hashes[look.snapshot_id] in (None, snap.content_hash):
+                continue
+            kind = "changed"
+        out.setdefault(report_id, []).append(
+            {"marker": marker, "title": snap.title, "kind": kind, "checked_at": look.checked_at}
+        )
+    return out
+
+
+def _current_versions() -> Any:
+    """The id of each report's newest version (a subquery)."""
+    newest = (
+        select(ReportVersion.report_id, func.max(ReportVersion.number).label("n"))
+        .group_by(col(ReportVersion.report_id))
+        .subquery()
+    )
+    return select(ReportVersion.id).join(
+        newest,
+        (col(ReportVersion.report_id) == newest.c.report_id)
+        & (col(ReportVersion.number) == newest.c.n),
+    )

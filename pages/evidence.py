@@ -1,10 +1,13 @@
 """Evidence: the report's evidence pool — each source's last check, change kind and
-snapshot history, and the diff between any two snapshots of a source."""
+snapshot history, and the diff between any two snapshots of a source — and, from the
+shared pool, which other reports cite each source and when any report last checked it."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from core.checks import source_use
+from core.dates import iso
 from core.db import session_scope
 from core.views import (
     esc,
@@ -36,7 +39,47 @@ def _snapshot_label(snap: dict, snaps: list[dict]) -> str:
     return when
 
 
-def pool_table(rows: list[dict]) -> None:
+LOOK_WORDS = {
+    "fetched": "read",
+    "not_modified": "unchanged (HTTP 304, no body read)",
+    "gone": "gone",
+    "error": "could not be read",
+}
+
+
+def _others(use: dict, report_id: int) -> list[dict]:
+    return [r for r in use["reports"] if r["id"] != report_id]
+
+
+def _shared_cell(use: dict, report_id: int) -> str:
+    others = _others(use, report_id)
+    if not others:
+        return "—"
+    names = ", ".join(f"{r['title']} (report {r['id']})" for r in others)
+    label = f"{len(others)} other report{'s' if len(others) != 1 else ''}"
+    return f'<span title="{esc(names)}">{esc(label)}</span>'
+
+
+def _look_line(use: dict, report_id: int) -> str:
+    """The shared pool's word on a source: who else cites it, its last look by anyone."""
+    others = _others(use, report_id)
+    parts = []
+    if others:
+        names = ", ".join(f"{r['title']} (report {r['id']})" for r in others)
+        parts.append(f"Also cited by {names}.")
+    look = use["last_check"]
+    if look is not None:
+        who = f" by report {look['report_id']}'s update" if look["report_id"] else ""
+        served = look["served"]
+        parts.append(
+            f"Last checked {iso(look['checked_at'])}{who}: "
+            f"{LOOK_WORDS.get(look['outcome'], look['outcome'])}"
+            + (f"; that check served {served} reports." if served > 1 else ".")
+        )
+    return " ".join(parts)
+
+
+def pool_table(rows: list[dict], use: dict[int, dict], report_id: int) -> None:
     body = "".join(
         "<tr>"
         f"<td>[{esc(r['marker'])}]</td>"
@@ -47,23 +90,28 @@ def pool_table(rows: list[dict]) -> None:
         "</td>"
         f"<td>{esc(r['snapshots'])}</td>"
         f"<td>{esc(r['latest_as_of'] or '—')}</td>"
+        f"<td>{_shared_cell(use[r['source_id']], report_id)}</td>"
         "</tr>"
         for r in rows
     )
     st.html(
         '<table class="eg-ev"><thead><tr><th>[n]</th><th>Source</th><th>Last checked</th>'
-        "<th>Change</th><th>Snapshots</th><th>Newest as of</th></tr></thead>"
+        "<th>Change</th><th>Snapshots</th><th>Newest as of</th><th>Also cited by</th>"
+        "</tr></thead>"
         f"<tbody>{body}</tbody></table>"
     )
 
 
-def source_detail(entry: dict) -> None:
+def source_detail(entry: dict, use: dict, report_id: int) -> None:
     with session_scope() as session:
         snaps = snapshot_rows(session, entry["source_id"])
     st.html(
         f'<div class="eg-card-head">[{esc(entry["marker"])}] '
         f"{link_html(entry['url'], entry['title'] or entry['url'])}</div>"
     )
+    line = _look_line(use, report_id)
+    if line:
+        st.caption(line)
     rows = "".join(
         "<tr>"
         f"<td>{esc(s['as_of'] or '—')}</td>"
@@ -108,15 +156,17 @@ def main() -> None:
     watch_runs(report_id)  # a run committed elsewhere: a new version to show
     with session_scope() as session:
         pool = evidence_pool(session, report_id)
+        use = source_use(session, [p["source_id"] for p in pool])
     if not pool:
         st.info("This report's evidence pool is empty.")
         return
     st.caption(f"{len(pool)} source(s) in this report's evidence pool.")
-    pool_table(pool)
+    pool_table(pool, use, report_id)
     markers = [p["marker"] for p in pool]
     titles = {p["marker"]: f"[{p['marker']}] {p['title'] or p['url']}" for p in pool}
     marker = st.selectbox("Source", markers, format_func=titles.get, key="evidence_source")
-    source_detail(next(p for p in pool if p["marker"] == marker))
+    entry = next(p for p in pool if p["marker"] == marker)
+    source_detail(entry, use[entry["source_id"]], report_id)
 
 
 main()

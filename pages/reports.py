@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from core import jobs
+from core.checks import news_since_versions
 from core.dates import day, parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
@@ -135,6 +136,8 @@ def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
                 )
             elif run and run["status"] == "interrupted":
                 badges += '<span class="eg-badge eg-a-remove">interrupted</span>'
+            if card.get("news"):
+                badges += news_badge(card["news"])
             if card["every_days"]:
                 badges += (
                     f'<span class="eg-badge eg-a-keep">every {esc(card["every_days"])} days'
@@ -183,6 +186,20 @@ def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
                 confirm_delete(rid)
             elif not archived:
                 manage(card)
+
+
+def news_badge(news: list[dict[str, Any]]) -> str:
+    """The shared pool's news for a report: sources its version cites that another
+    report's update found changed (or gone) since; the next update revises them."""
+    n = len(news)
+    listed = "; ".join(
+        f"[{item['marker']}] {item['title']}" + (" (gone)" if item["kind"] == "gone" else "")
+        for item in news[:8]
+    )
+    more = f"; and {n - 8} more" if n > 8 else ""
+    tip = f"Found by another report's update: {listed}{more}. Update this report to revise them."
+    label = f"{n} source{'s' if n != 1 else ''} changed since this version"
+    return f'<span class="eg-badge eg-a-revise" title="{esc(tip)}">{esc(label)}</span>'
 
 
 def archived_controls(card: dict[str, Any]) -> None:
@@ -330,9 +347,15 @@ def update_controls(card: dict[str, Any]) -> None:
         help="The date the update sees the sources as of (a temporal corpus offers its "
         "snapshot dates after the current version).",
     )
+    force = st.checkbox(
+        "Re-check every source",
+        key=f"force_{rid}",
+        help="Fetch every cited page again, even one another report's update checked "
+        "recently (the shared evidence pool otherwise reuses that check).",
+    )
     if st.button("Update now", key=f"update_{rid}", type="primary"):
         try:
-            run_id = jobs.start_update(rid, as_of=_when(choice))
+            run_id = jobs.start_update(rid, as_of=_when(choice), force_recheck=force)
         except EvergreenError as exc:
             show_error(exc)
             return
@@ -476,6 +499,7 @@ def main() -> None:
         with session_scope() as session:
             cards = report_cards(session)
             archived = archived_report_ids(session)
+            news = news_since_versions(session)
     except EvergreenError as exc:
         show_error(exc)
         return
@@ -486,7 +510,7 @@ def main() -> None:
     st.subheader("Tracked reports")
     shown = show_archived(cards, archived)
     for card in shown:
-        report_card(card, archived=card["id"] in archived)
+        report_card({**card, "news": news.get(card["id"], [])}, archived=card["id"] in archived)
     quick_look(shown)
 
 

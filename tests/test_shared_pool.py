@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 from sqlmodel import col, select
+from streamlit.testing.v1 import AppTest
 
+from core.checks import news_since_versions, source_use
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import CheckUse, CostEvent, Snapshot, Source, SourceCheck
@@ -22,9 +24,10 @@ from core.sources.corpus import add_corpus
 from core.sources.urlpolicy import UrlRefused
 from core.sources.web import WebFetcher
 from core.update import update_report
-from tests.conftest import write_jsonl
+from tests.conftest import APP, write_jsonl
 from tests.fakes.tavily_server import FakeTavily
 from tests.fakes.website import Page, Website, html_page
+from tests.helpers.apptest import ok
 from tests.helpers.corpus import corpus_records, make_report, page
 from tests.helpers.web import FETCH_MODES, LOOPBACK, PAGES, loopback_web
 from tests.helpers.web import QUESTION as WEB_QUESTION
@@ -237,3 +240,39 @@ def test_a_304_reads_no_body_and_starts_no_browser(mode: str) -> None:
             # the conditional request obeys the address policy on every redirect hop
             with pytest.raises(UrlRefused):
                 fetcher.fetch(site.link("/away"), validators=page.validators)
+
+
+# -- what the screens show -------------------------------------------------------------------
+def test_reports_and_evidence_show_what_another_reports_update_found(
+    corpus: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = make_report(corpus), make_report(corpus)
+    update_report(first, as_of=JUNE, approve_all=True)
+    with session_scope() as s:
+        news = news_since_versions(s)
+        lfp = s.exec(select(Source).where(Source.url == "https://ex.org/lfp")).one()
+        use = source_use(s, [int(lfp.id)])[int(lfp.id)]
+    # the first report is current; the second cites pages the first one's update saw change
+    assert first not in news
+    assert {n["title"] for n in news[second]} >= {"Lithium iron phosphate storage costs"}
+    assert {n["kind"] for n in news[second]} == {"changed"}
+    assert [r["id"] for r in use["reports"]] == [first, second]
+    assert use["last_check"]["outcome"] == "fetched"
+    assert use["last_check"]["report_id"] == first
+
+    monkeypatch.setenv("EVERGREEN_JOBS", "sync")
+    at = ok(AppTest.from_file(APP, default_timeout=90).run())
+    page = "\n".join(h.proto.body for h in at.get("html"))
+    n = len(news[second])
+    assert f"{n} source{'s' if n != 1 else ''} changed since this version" in page
+    at.session_state["eg_report"] = first
+    ok(at.switch_page("pages/evidence.py").run())
+    page = "\n".join(h.proto.body for h in at.get("html"))
+    captions = "\n".join(str(c.value) for c in at.caption)
+    assert "1 other report" in page
+    assert "Also cited by" in captions and f"by report {first}'s update: read" in captions
+
+    # once the second report is updated too, it has no news left
+    update_report(second, as_of=JUNE, approve_all=True)
+    with session_scope() as s:
+        assert second not in news_since_versions(s)

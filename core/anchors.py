@@ -31,8 +31,9 @@ from typing import Any, Literal
 from diff_match_patch import diff_match_patch
 from rapidfuzz import fuzz, process
 
+from core.citations import strip_citations
 from core.keyfacts import normalise_value
-from core.text import STOP, clean_inline, stem, strip_markers
+from core.text import STOP, clean_inline, stem
 
 Outcome = Literal["intact", "moved", "reworded", "edited", "gone"]
 #: outcomes after which the sentence still says what its source says
@@ -117,7 +118,7 @@ def normalise(text: str) -> str:
 
 def sentence_key(sentence: str) -> str:
     """A report sentence compared without its [n] markers, markup or spacing."""
-    return normalise(strip_markers(sentence))
+    return normalise(strip_citations(sentence))
 
 
 def _token(word: str) -> str:
@@ -253,7 +254,7 @@ class Anchoring:
 
 def stated_fields(sentence: str) -> list[tuple[str, str]]:
     """``Label: value`` pairs a sentence states ("PEP 563 — Status: Accepted; Type: …")."""
-    text = clean_inline(strip_markers(sentence)).rstrip(".")
+    text = clean_inline(strip_citations(sentence)).rstrip(".")
     head, sep, tail = text.partition(" — ")
     parts = tail.split(";") if sep else ([text] if field_of(text) else [])
     out: list[tuple[str, str]] = []
@@ -335,7 +336,7 @@ def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Ancho
     if stated and len(agree) + len(contra) == len(stated):
         # a summary of what the page declares ("Title — Status: X; Type: Y"): its support
         # is exactly those declarations, plus the passage naming the title
-        head = strip_markers(sentence).partition(" — ")[0]
+        head = strip_citations(sentence).partition(" — ")[0]
         chosen = _quote_passages(content, head) or _cover(head, _weights(head), content)[:1]
     else:
         if quote:
@@ -352,12 +353,12 @@ def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Ancho
     if stated and len(agree) + len(contra) == len(stated):
         # declared values are compared as values ("2018-08-24" is "24-Aug-2018"): only
         # the title's own figures must appear as written
-        head = strip_markers(sentence).partition(" — ")[0]
+        head = strip_citations(sentence).partition(" — ")[0]
         figures = {t for t in _weights(head) if t[0].isdigit()}
         covered |= {t for t in weights if t[0].isdigit() and t not in figures} if agree else set()
     summary = bool(stated) and len(agree) + len(contra) == len(stated)
     if summary:  # judged on its declarations: the title may live only in the page's metadata
-        tail = strip_markers(sentence).partition(" — ")[2] or strip_markers(sentence)
+        tail = strip_citations(sentence).partition(" — ")[2] or strip_citations(sentence)
         weights = _weights(tail) or weights
         total = sum(weights.values()) or 1.0
     score = sum(w for t, w in weights.items() if t in covered) / total
@@ -372,7 +373,7 @@ def _declared_row(sentence: str, content: str) -> Anchoring | None:
     ("| Copperline Storage Park | Approved [8] |" ↔ "Status: Approved"; a key-facts row):
     supported by those declarations and the passage naming the item, if any (the item
     may be only the page's title). None when the unit is not such a row."""
-    text = strip_markers(sentence).strip()
+    text = strip_citations(sentence).strip()
     if not text.startswith("|"):
         return None
     cells = [c.strip() for c in text.strip("|").split("|")]

@@ -19,9 +19,9 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from core.anchors import HOLDS, Located, Selector, anchor_claim, locate, sentence_key
+from core.citations import cited_markers, strip_citations
 from core.models import Claim, Section, Snapshot
-from core.report_state import cited_markers
-from core.text import split_cited_sentences, strip_markers
+from core.text import split_cited_sentences
 
 #: worst first: the outcome of a claim is the worst of its passages'
 _SEVERITY = {"gone": 4, "edited": 3, "reworded": 2, "moved": 1, "intact": 0}
@@ -119,7 +119,7 @@ def anchor(
     """Anchor one claim in the snapshot it cites."""
     if snap is None or snap.content is None:
         return ClaimPlan(position, sentence, marker, snap.id if snap else None, [], "unresolved")
-    found = anchor_claim(strip_markers(sentence), snap.content, quote)
+    found = anchor_claim(strip_citations(sentence), snap.content, quote)
     detail: dict[str, Any] = {}
     if found.missing:
         detail["missing"] = found.missing

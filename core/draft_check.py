@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz
 
 from core.anchors import anchor_claim, sentence_key
+from core.citations import strip_citations
 from core.claims import cited_sentences, quote_map
-from core.text import strip_markers
 from core.writers.base import ClaimUpdate
 from core.writers.revision import revise_sentence
 
@@ -62,7 +62,7 @@ def _a_correction(sentence: str, revised: list[str]) -> bool:
 
 
 def _supported(sentence: str, content: str) -> bool:
-    found = anchor_claim(strip_markers(sentence), content)
+    found = anchor_claim(strip_citations(sentence), content)
     return found.supported and not found.contradicted
 
 
@@ -84,7 +84,7 @@ def check_draft(
         for marker in known:
             content = sources[marker]
             found = anchor_claim(
-                strip_markers(sentence), content, hints.get((sentence_key(sentence), marker))
+                strip_citations(sentence), content, hints.get((sentence_key(sentence), marker))
             )
             if found.supported:
                 continue

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 import sacrebleu
 from rapidfuzz.distance import LCSseq
 
+from core.citations import is_citation_text, rewrite_citations
+
 Heading = tuple[int, str]  # (level, heading text); level 1..6
 
 __all__ = [
@@ -32,11 +34,11 @@ __all__ = [
 # --- tokenisation -----------------------------------------------------------------
 
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-# [3], [1, 2], [1-3], [1–3], [^1], optionally followed by a link target: [3](https://...)
 _PARENS = r"\((?:[^()]|\([^()]*\))*\)"  # one level of nested parens (e.g. wiki urls)
-_CITATION = re.compile(
-    r"\[\^?\d+(?:\s*[,;\u2013\u2014-]\s*\^?\d+)*\](?:" + _PARENS + r")?|\[\^[^\]\s]+\]"
-)
+# citations are read by core.citations ([3], [1, 2], [1-3], [1–3]; a link whose text is
+# one, [3](https://...), is a citation too); footnote references [^1], [^note] are other
+# reports' markers
+_FOOTNOTE = re.compile(r"\[\^[^\]\n]+\](?:" + _PARENS + r")?")
 _LINK_DEF = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\S+", re.MULTILINE)
 _INLINE_LINK = re.compile(r"!?\[([^\]]*)\]" + _PARENS)
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
@@ -46,12 +48,17 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _WORD = re.compile(r"[^\W_]+")  # unicode letters/digits; '_' is emphasis noise
 
 
+def _link_text(link: re.Match[str]) -> str:
+    return " " if is_citation_text(link.group(1)) else f" {link.group(1)} "
+
+
 def tokenize(text: str) -> list[str]:
     """Lowercase word tokens of Markdown text, without syntax, URLs or citation markers."""
     text = _HTML_COMMENT.sub(" ", text)
-    text = _CITATION.sub(" ", text)
-    text = _LINK_DEF.sub(" ", text)
-    text = _INLINE_LINK.sub(r" \1 ", text)
+    text = _LINK_DEF.sub(" ", text)  # first: a defined [1] is a link, undefined a citation
+    text = rewrite_citations(text, lambda _c: " ")
+    text = _FOOTNOTE.sub(" ", text)
+    text = _INLINE_LINK.sub(_link_text, text)
     text = _REF_LINK.sub(r" \1 ", text)
     text = _AUTOLINK.sub(" ", text)
     text = _BARE_URL.sub(" ", text)

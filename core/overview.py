@@ -22,10 +22,11 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from core.citations import strip_citations
 from core.claims import cited_sentences
 from core.keyfacts import KeyFact, read_key_facts
 from core.report_state import SectionDoc
-from core.text import clean_inline, strip_markers
+from core.text import clean_inline
 
 Scorer = Callable[[Sequence[str]], list[float]]
 OVERVIEW_KEY = "overview"
@@ -146,7 +147,7 @@ def _candidates(section: SectionDoc) -> list[str]:
         text = sentence.strip()
         if text.startswith(("|", "- ", "* ", "+ ")) or " — " in text.split("[", 1)[0]:
             continue
-        if len(strip_markers(text)) < 40:
+        if len(strip_citations(text)) < 40:
             continue
         out.append(text)
     return out
@@ -166,7 +167,7 @@ def answer_sentences(
         if scorer is None:
             picks.append(options[0])
             continue
-        values = scorer(section.heading)([strip_markers(s) for s in options])
+        values = scorer(section.heading)([strip_citations(s) for s in options])
         picks.append(options[max(range(len(options)), key=lambda i: (values[i], -i))])
     return picks
 

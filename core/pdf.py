@@ -36,6 +36,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.citations import install, numbers_written
 from core.errors import EvergreenError
 
 if TYPE_CHECKING:
@@ -50,11 +51,6 @@ PDF_TIME_LIMIT = 120.0  # seconds the app waits for a PDF before stopping the re
 _ZWSP = "\u200b"
 _LONG_RUN = re.compile(rf"[^ \t\n\u200b]{{{WRAP + 1},}}")  # NBSP & co. do not break
 _LONG_LINE = re.compile(rf"[^\n]{{{CODE_WRAP + 1},}}")
-# a citation as core.report_state reads one: [1], [1, 2], [1-3] (not a link's text [1](…))
-_CITATION = re.compile(
-    r"(?<![\\!])\[(\d{1,6}(?:\s*[-–]\s*\d{1,6})?(?:\s*[,;]\s*\d{1,6}(?:\s*[-–]\s*\d{1,6})?)*)\](?!\()"
-)
-_NUMBER = re.compile(r"\d+")
 _ENTRY_NUMBER = re.compile(r"^\[(\d{1,6})\]")
 REFERENCES_HEADING = "References"
 FOOTER_SIZE = 8.0  # pt, the page number at the foot of each page
@@ -181,26 +177,18 @@ def _anchor_entries(tokens: list[Token]) -> set[int]:
     return anchors
 
 
-def _citation_spans(text: str, anchors: set[int]) -> list[tuple[int, int, int]]:
-    """(start, end, n) of each citation of an anchored entry in ``text``: a lone ``[n]``
-    whole, each number of ``[1, 2]`` or ``[1-3]`` on its own."""
-    spans: list[tuple[int, int, int]] = []
-    for match in _CITATION.finditer(text):
-        numbers = list(_NUMBER.finditer(match.group(1)))
-        if len(numbers) == 1 and int(numbers[0].group()) in anchors:
-            spans.append((match.start(), match.end(), int(numbers[0].group())))
-            continue
-        offset = match.start(1)
-        spans += [
-            (offset + n.start(), offset + n.end(), int(n.group()))
-            for n in numbers
-            if int(n.group()) in anchors
-        ]
-    return spans
+def _citation_spans(group: str, anchors: set[int]) -> list[tuple[int, int, int]]:
+    """(start, end, n) of each anchored number of a citation group: a lone ``[n]`` whole,
+    each number of ``[1, 2]`` or ``[1-3]`` on its own."""
+    numbers = numbers_written(group)
+    if len(numbers) == 1 and numbers[0][2] in anchors:
+        return [(0, len(group), numbers[0][2])]
+    return [(a, b, n) for a, b, n in numbers if n in anchors]
 
 
-def _linked_text(token: Token, anchors: set[int]) -> list[Token]:
-    """``token`` (a text token) split into text and links to its citations' entries."""
+def _linked_citation(token: Token, anchors: set[int]) -> list[Token]:
+    """A ``citation`` token (core.citations) as text, its anchored numbers links to their
+    References entries."""
     from markdown_it.token import Token
 
     text, pieces, pos = token.content, [], 0
@@ -213,8 +201,6 @@ def _linked_text(token: Token, anchors: set[int]) -> list[Token]:
             Token("link_close", "a", -1),
         ]
         pos = end
-    if not pieces:
-        return [token]
     if pos < len(text):
         pieces.append(Token("text", "", 0, content=text[pos:]))
     return pieces
@@ -222,13 +208,8 @@ def _linked_text(token: Token, anchors: set[int]) -> list[Token]:
 
 def _linked_children(children: list[Token], anchors: set[int]) -> list[Token]:
     out: list[Token] = []
-    depth = 0  # inside a link already: its text stays as it is
-    for child in children:
-        depth += 1 if child.type == "link_open" else -1 if child.type == "link_close" else 0
-        if child.type == "text" and depth == 0 and "[" in child.content:
-            out += _linked_text(child, anchors)
-        else:
-            out.append(child)
+    for child in children:  # the grammar leaves link text alone: no citation inside a link
+        out += _linked_citation(child, anchors) if child.type == "citation" else [child]
     return out
 
 
@@ -246,8 +227,10 @@ def _link_citations(state: StateCore) -> None:
 
 
 def add_citation_links(md: MarkdownIt) -> None:
-    """Make ``md`` link each ``[n]`` to the References entry ``[n]`` (anchor ``ref-n``).
-    Runs before text tokens are joined, so an escaped ``\\[n]`` stays apart and plain."""
+    """Make ``md`` link each ``[n]`` to the References entry ``[n]`` (anchor ``ref-n``):
+    ``md`` learns the citation grammar (``core.citations``, which leaves an escaped
+    ``\\[n]``, code and link text alone) and a core rule turns its tokens into links."""
+    install(md)
     md.core.ruler.before("text_join", "eg_citation_links", _link_citations)
 
 

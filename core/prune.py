@@ -22,8 +22,15 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
 
+from core.citations import (
+    cited_markers,
+    find_citations,
+    format_citation,
+    rewrite_citations,
+    strip_citations,
+)
 from core.keyfacts import fact_changes, read_key_facts
-from core.text import markers_in, split_cited_sentences, strip_markers
+from core.text import split_cited_sentences
 
 #: a source already cited keeps its place against a new page unless the new one scores
 #: this much better (no churn between near-equal pages)
@@ -34,7 +41,6 @@ REPEAT_RATIO = 92  # rapidfuzz ratio at which two sentences state the same thing
 _RETIRED = re.compile(r"\b(withdrawn|superseded|replaced|obsolete|abandoned|retired)\b", re.I)
 #: fields that name what replaced a page
 _REPLACED_BY = re.compile(r"(superseded|replaced|obsoleted)-by")
-_CITE_GROUP = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _UNIT_LINE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")
 
@@ -141,14 +147,15 @@ def edit_units(body: str, edit: Callable[[str], str | None]) -> str:
             continue
         new: list[str] = []
         for part in parts:
-            if not markers_in(part):
+            if not cited_markers(part):
                 new.append(part)
                 continue
             edited = edit(part)
             if edited is not None:
                 new.append(edited)
         is_table = kind == "lines" and parts[0].lstrip().startswith("|")
-        if is_table and any(markers_in(p) for p in parts) and not any(markers_in(p) for p in new):
+        cited = any(cited_markers(p) for p in parts)
+        if is_table and cited and not any(cited_markers(p) for p in new):
             new = []
         blocks[i] = (kind, new)
     return _join(blocks)
@@ -156,13 +163,8 @@ def edit_units(body: str, edit: Callable[[str], str | None]) -> str:
 
 def _recite(unit: str, markers: list[int]) -> str:
     """``unit`` with its last citation group replaced by ``markers`` (others removed)."""
-    groups = list(_CITE_GROUP.finditer(unit))
-    text = unit
-    for m in reversed(groups[:-1]):
-        text = text[: m.start()].rstrip() + text[m.end() :]
-    last = list(_CITE_GROUP.finditer(text))[-1]
-    cite = f"[{', '.join(str(x) for x in markers)}]"
-    return text[: last.start()] + cite + text[last.end() :]
+    last = find_citations(unit)[-1]
+    return rewrite_citations(unit, lambda c: format_citation(markers) if c == last else "")
 
 
 def drop_markers(body: str, gone: Iterable[int]) -> str:
@@ -173,7 +175,7 @@ def drop_markers(body: str, gone: Iterable[int]) -> str:
         return body
 
     def edit(unit: str) -> str | None:
-        markers = markers_in(unit)
+        markers = cited_markers(unit)
         left = [m for m in markers if m not in out]
         if not left:
             return None
@@ -184,7 +186,7 @@ def drop_markers(body: str, gone: Iterable[int]) -> str:
 
 def is_fact_line(unit: str) -> bool:
     """A summary of a page's declared fields ("Title — Status: Final; Type: …")."""
-    head, sep, tail = strip_markers(unit).partition(" — ")
+    head, sep, tail = strip_citations(unit).partition(" — ")
     return bool(sep) and ":" in tail
 
 
@@ -194,7 +196,7 @@ def keep_fact_lines(body: str, markers: Iterable[int]) -> str:
     only = set(markers)
 
     def edit(unit: str) -> str | None:
-        cited = set(markers_in(unit))
+        cited = set(cited_markers(unit))
         if cited and cited <= only and not is_fact_line(unit):
             return None
         return unit
@@ -203,7 +205,7 @@ def keep_fact_lines(body: str, markers: Iterable[int]) -> str:
 
 
 def words(body: str) -> int:
-    return len(strip_markers(body).split())
+    return len(strip_citations(body).split())
 
 
 def fit_words(
@@ -221,7 +223,7 @@ def fit_words(
         return body, []
     cut: list[int] = []
     keep = set(protected)
-    victims = {m for m in markers_in(body) if m in scores and m not in keep}
+    victims = {m for m in cited_markers(body) if m in scores and m not in keep}
     held = set(incumbents)
 
     def worth(m: int) -> float:
@@ -246,7 +248,7 @@ def _last_unit_of(body: str, marker: int, facts_too: bool) -> str | None:
 
     def look(unit: str) -> str:
         nonlocal found
-        if markers_in(unit) == [marker] and (facts_too or not is_fact_line(unit)):
+        if cited_markers(unit) == [marker] and (facts_too or not is_fact_line(unit)):
             found = unit
         return unit
 
@@ -299,12 +301,12 @@ def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
                 return unit
             if unit.lstrip().startswith(("|", "-", "*", "+")):
                 return unit
-            text = strip_markers(unit).casefold()
+            text = strip_citations(unit).casefold()
             if len(text) < 40:
                 return unit
             for owner in kept:
                 if fuzz.ratio(text, owner[1]) >= REPEAT_RATIO:
-                    extra.setdefault(owner, []).extend(markers_in(unit))
+                    extra.setdefault(owner, []).extend(cited_markers(unit))
                     merged += 1
                     return None
             kept.append((key, text))
@@ -316,10 +318,10 @@ def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
     for key, body in out.items():
 
         def second_pass(unit: str, key: str = key) -> str:
-            add = extra.get((key, strip_markers(unit).casefold()))
+            add = extra.get((key, strip_citations(unit).casefold()))
             if not add:
                 return unit
-            have = markers_in(unit)
+            have = cited_markers(unit)
             return _recite(unit, have + [m for m in dict.fromkeys(add) if m not in have])
 
         out[key] = edit_units(body, second_pass)

@@ -32,13 +32,13 @@ point: ``render(parse(render(parse(text)))) == render(parse(text))``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from core.citations import cited_markers, renumber_citations
 from core.errors import EvergreenError
 from core.untrusted import strip_bidi
 
@@ -211,31 +211,6 @@ def make_section_keys(headings: list[str]) -> list[str]:
 # --------------------------------------------------------------------------- block structure
 
 
-def _line_flags(lines: list[str], types: Iterable[str]) -> bytearray:
-    """1 for each line covered by a block token of the given types (any nesting level)."""
-    wanted = set(types)
-    flags = bytearray(len(lines))
-    for tok in _MD.parse("\n".join(lines)):
-        if tok.map is not None and tok.type in wanted:
-            a, b = tok.map
-            flags[a:b] = b"\x01" * (b - a)
-    return flags
-
-
-def _chunks(lines: list[str], skip: bytearray | None) -> Iterable[tuple[int, int]]:
-    """(start, end) runs of consecutive non-blank lines not flagged in ``skip``."""
-    i, n = 0, len(lines)
-    while i < n:
-        if (skip is not None and skip[i]) or _is_blank(lines[i]):
-            i += 1
-            continue
-        j = i
-        while j < n and not (skip is not None and skip[j]) and not _is_blank(lines[j]):
-            j += 1
-        yield i, j
-        i = j
-
-
 def _mask_code_spans(text: str) -> str:
     """Replace inline code spans (backtick-delimited) with NULs of the same length."""
     if "`" not in text:
@@ -263,73 +238,8 @@ def _mask_code_spans(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- markers
-
-_MARKER = re.compile(
-    r"(?<![\\!])\[(\d{1,6}(?:\s*[-–]\s*\d{1,6})?(?:\s*[,;]\s*\d{1,6}(?:\s*[-–]\s*\d{1,6})?)*)\](?!\()"
-)
-_MAYBE_CODE = re.compile(r"`|~~~|^(?: {4}|\t)", re.M)
-_MAX_RANGE = 500
-
-
-def cited_markers(body: str) -> list[int]:
-    """Markers cited in ``body`` in order of first appearance, unique.
-
-    Accepts ``[1]``, ``[1, 2]``, ``[1][2]`` and ranges ``[1-3]`` (``[1–3]``). Markers in
-    code (fenced or indented blocks, inline code spans), escaped ``\\[1]``, image text
-    and link text ``[1](...)`` are not citations. Marker 0 and ranges longer than 500
-    are ignored.
-    """
-    if "[" not in body:
-        return []
-    lines = _normalize_newlines(body).split("\n")
-    skip = _line_flags(lines, ("fence", "code_block")) if _MAYBE_CODE.search(body) else None
-    seen: dict[int, None] = {}
-    for a, b in _chunks(lines, skip):
-        chunk = _mask_code_spans("\n".join(lines[a:b]))
-        for m in _MARKER.finditer(chunk):
-            for part in re.split(r"\s*[,;]\s*", m.group(1)):
-                lo_hi = re.split(r"\s*[-–]\s*", part)
-                lo, hi = int(lo_hi[0]), int(lo_hi[-1])
-                if hi < lo or hi - lo > _MAX_RANGE:
-                    continue
-                for n in range(lo, hi + 1):
-                    if n >= 1:
-                        seen.setdefault(n, None)
-    return list(seen)
-
-
-def _marker_numbers(group: str) -> list[int]:
-    out: list[int] = []
-    for part in re.split(r"\s*[,;]\s*", group):
-        lo_hi = re.split(r"\s*[-–]\s*", part)
-        lo, hi = int(lo_hi[0]), int(lo_hi[-1])
-        if hi >= lo and hi - lo <= _MAX_RANGE:
-            out.extend(n for n in range(lo, hi + 1) if n >= 1)
-    return out
-
-
-def renumber_markers(body: str, numbers: dict[int, int]) -> str:
-    """``body`` with each citation ``[n]`` (as :func:`cited_markers` reads them: not in
-    code, not link text) renumbered through ``numbers``; a marker it lacks is kept."""
-    if "[" not in body or not numbers:
-        return body
-    lines = _normalize_newlines(body).split("\n")
-    skip = _line_flags(lines, ("fence", "code_block")) if _MAYBE_CODE.search(body) else None
-    for a, b in list(_chunks(lines, skip)):
-        chunk = "\n".join(lines[a:b])
-        masked = _mask_code_spans(chunk)
-        pieces: list[str] = []
-        pos = 0
-        for m in _MARKER.finditer(masked):
-            new = [numbers.get(n, n) for n in _marker_numbers(m.group(1))]
-            if not new:
-                continue
-            pieces.append(chunk[pos : m.start()])
-            pieces.append("[" + ", ".join(str(n) for n in dict.fromkeys(sorted(new))) + "]")
-            pos = m.end()
-        pieces.append(chunk[pos:])
-        lines[a:b] = "".join(pieces).split("\n")
-    return "\n".join(lines)
+# a section's citations are read and renumbered by the one citation grammar,
+# core.citations (``cited_markers`` is re-exported here for the report's readers)
 
 
 def reading_numbers(doc: ReportDoc) -> dict[int, int]:
@@ -354,7 +264,7 @@ def renumbered(doc: ReportDoc) -> tuple[ReportDoc, dict[int, int]]:
     if all(k == v for k, v in numbers.items()):
         return doc, numbers
     sections = [
-        SectionDoc(s.key, s.heading, s.level, renumber_markers(s.body, numbers))
+        SectionDoc(s.key, s.heading, s.level, renumber_citations(s.body, numbers))
         for s in doc.sections
     ]
     refs = sorted(

@@ -1,4 +1,4 @@
-"""Text helpers for writers: quotable sentences from raw sources, terms, markers."""
+"""Text helpers for writers: quotable sentences from raw sources, terms, cited sentences."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from core.changes import split_sentences
+from core.citations import GROUP, strip_citations
 
 _ROLE = re.compile(r":(pep|rfc):`(\d+)`", re.I)
 _ANY_ROLE = re.compile(r":[\w-]+(?::[\w-]+)?:`([^`]*)`")
@@ -17,11 +18,10 @@ _RST_REF = re.compile(r"`([^`]+)`_{1,2}")
 _FOOTNOTE = re.compile(r"\s*\[(?:#[\w-]*|\d+|\*)\]_")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _LITERAL = re.compile(r"``([^`]+)``")
-_MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _URL = re.compile(r"https?://\S+")
 _WORD = re.compile(r"[^\W_]+")
 _FIELD = re.compile(r"^[A-Z][A-Za-z-]*:\s")
-_CITE = r"\[\d+(?:\s*[,;]\s*\d+)*\]"
+_CITE = GROUP
 #: a sentence ends at . ! ? (or its citations) before a capital, a quote or the end; and
 #: after "[n]." also before a figure or a dash ("… [13]. 3.6 will receive …")
 _SENTENCE = re.compile(
@@ -53,8 +53,7 @@ def clean_inline(text: str) -> str:
     text = _FOOTNOTE.sub("", text)
     text = _RST_REF.sub(r"\1", text)
     text = _MD_LINK.sub(r"\1", text)
-    text = _MARKER.sub("", text)
-    return " ".join(text.split())
+    return strip_citations(text)
 
 
 def quotable_sentences(content: str) -> list[str]:
@@ -161,17 +160,3 @@ def split_cited_sentences(paragraph: str) -> list[str]:
         else:
             merged.append(part)
     return merged
-
-
-def markers_in(text: str) -> list[int]:
-    found: list[int] = []
-    for m in _MARKER.finditer(text):
-        for part in re.split(r"\s*[,;]\s*", m.group(1)):
-            n = int(part)
-            if n not in found:
-                found.append(n)
-    return found
-
-
-def strip_markers(text: str) -> str:
-    return " ".join(_MARKER.sub("", text).split())

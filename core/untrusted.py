@@ -36,6 +36,8 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 
+from core.citations import is_citation_text
+
 __all__ = [
     "BIDI_CONTROLS",
     "clean_line",
@@ -51,7 +53,6 @@ BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 # (a heading, a title) loses; the same set ``core.report_state`` removes from headings.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _NEWLINES = re.compile(r"\r\n?")
-_CITATION = re.compile(r"\d{1,6}(?:\s*[-–,;]\s*\d{1,6})*")
 _MAX_PASSES = 12
 
 
@@ -191,7 +192,7 @@ def _replacement(span: _Span, src: _Source, to_abs: Callable[[int], int]) -> str
     if span.kind == "html_inline":
         return "&lt;" + src.text[to_abs(span.start) + 1 : to_abs(span.end - 1) + 1]
     kept = src.text[to_abs(span.keep[0]) : to_abs(span.keep[1])]
-    if span.kind == "link" and _CITATION.fullmatch(kept.strip()):
+    if span.kind == "link" and is_citation_text(kept):
         return f"[{kept.strip()}]"
     return kept
 

@@ -20,6 +20,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from sqlmodel import Session, col, select
 
+from core.citations import install, numbers_written, renumber_citations
 from core.claim_words import claim_change_text, plain_reason, plain_unit
 from core.costs import COST_FIELDS
 from core.dates import as_utc, day, iso
@@ -297,37 +298,24 @@ def evidence_rows_html(rows: list[dict[str, Any]]) -> str:
 
 
 # -- reading a version -----------------------------------------------------------------
-_MD = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
-_CITE = re.compile(r"\[(\d{1,6}(?:\s*[,;]\s*\d{1,6})*)\]")
-_TAG = re.compile(r"(<[^>]*>)")
+_MD = install(MarkdownIt("commonmark", {"html": False}).enable("table").disable("image"))
 
 
-def _link_citations(rendered: str, known: set[int]) -> str:
-    """Turn ``[n]`` in text (not in code or links) into links to the References entry."""
-    out: list[str] = []
-    skip = 0
-    for part in _TAG.split(rendered):
-        if part.startswith("<"):
-            name = part[1:].split(None, 1)[0].rstrip(">").lower() if len(part) > 2 else ""
-            if name in ("a", "code", "pre"):
-                skip += 1
-            elif name in ("/a", "/code", "/pre"):
-                skip = max(0, skip - 1)
-            out.append(part)
-            continue
-        if skip:
-            out.append(part)
-            continue
+def _citation_html(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
+    """A citation (core.citations) as written, each number a link to its References entry
+    when every marker it names has one (``env["eg_known"]``); else plain text."""
+    token = tokens[idx]
+    group = token.content
+    if not set(token.meta["markers"]) <= env.get("eg_known", set()):
+        return esc(group)
+    pieces, pos = [], 0
+    for start, end, n in numbers_written(group):
+        pieces += [esc(group[pos:start]), f'<a class="eg-cite" href="#ref-{n}">{n}</a>']
+        pos = end
+    return "".join([*pieces, esc(group[pos:])])
 
-        def repl(m: re.Match[str]) -> str:
-            nums = [int(n) for n in re.split(r"\s*[,;]\s*", m.group(1))]
-            if not all(n in known for n in nums):
-                return m.group(0)
-            links = ", ".join(f'<a class="eg-cite" href="#ref-{n}">{n}</a>' for n in nums)
-            return f"[{links}]"
 
-        out.append(_CITE.sub(repl, part))
-    return "".join(out)
+_MD.add_render_rule("citation", _citation_html)
 
 
 def markdown_html(text: str, known_markers: set[int] | None = None) -> str:
@@ -335,8 +323,7 @@ def markdown_html(text: str, known_markers: set[int] | None = None) -> str:
     citations linked to ``#ref-n``: the one place the app renders a body. The body is
     made inert first (``core.untrusted.clean_markdown``: no links, images, autolinks or
     raw HTML from a model, a page or an import), so its only links are the citations."""
-    rendered = _MD.render(clean_markdown(text or ""))
-    return _link_citations(rendered, known_markers or set())
+    return _MD.render(clean_markdown(text or ""), {"eg_known": known_markers or set()})
 
 
 # private-use characters: a note's place in a body survives Markdown rendering as text
@@ -432,7 +419,7 @@ def version_html(session: Session, report: Report, number: int | None = None) ->
     after each sentence whose claim is stale or unsupported, and the References list
     (each entry anchored ``ref-n``, with its fetched date). Citations and References are
     numbered 1, 2, 3 … in reading order, as the exports number them."""
-    from core.report_state import renumber_markers, renumbered, strip_version_line
+    from core.report_state import renumbered, strip_version_line
     from core.repository import claims_of_version
 
     version = get_version(session, report, number)
@@ -443,7 +430,7 @@ def version_html(session: Session, report: Report, number: int | None = None) ->
         if claim.state in FLAGGED_STATES:
             short, long = claim_note(session, claim, numbers.get(claim.marker))
             by_sentence = flagged.setdefault(section.key, {})
-            sentence = renumber_markers(claim.sentence, numbers)
+            sentence = renumber_citations(claim.sentence, numbers)
             by_sentence.setdefault(sentence, []).append((claim.state, short, long))
     line = version_claims(session, version)["line"]
     parts = [

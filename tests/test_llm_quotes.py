@@ -11,13 +11,13 @@ from sqlmodel import select
 
 from core.anchors import anchor_claim
 from core.changes import ClaimChange
+from core.citations import strip_citations
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import Claim, Section
 from core.research import create_report
 from core.review import proposals_of
 from core.sources.corpus import add_corpus
-from core.text import strip_markers
 from core.update import update_report
 from core.writers.base import ClaimUpdate, Draft, Evidence, EvidenceChange
 from core.writers.llm import SectionText
@@ -102,7 +102,7 @@ def test_verified_quotes_land_in_the_draft(fake: FakeOpenAI) -> None:
     for q in draft.quotes:
         assert str(q["sentence"]) in draft.body
         found = anchor_claim(
-            strip_markers(str(q["sentence"])), contents[int(q["marker"])], str(q["quote"])
+            strip_citations(str(q["sentence"])), contents[int(q["marker"])], str(q["quote"])
         )
         assert found.supported and [s.exact for s in found.selectors] == [q["quote"]]
     # the schema asks for quotes, without a "default" that strict servers reject

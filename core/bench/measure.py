@@ -42,6 +42,7 @@ from sqlmodel import Session, col, select
 
 from core.anchors import HOLDS, normalise, sentence_key
 from core.bench.truth import QuerySpec, StatusChange
+from core.citations import strip_citations
 from core.claims import cited_sentences
 from core.keyfacts import clean_value, fact_map, read_key_facts
 from core.metrics import continuity
@@ -50,7 +51,6 @@ from core.report_state import ReportDoc, SectionDoc
 from core.repository import citations_of, get_report, get_version, load_doc, outline_of
 from core.review import _text, proposals_of
 from core.sources.base import PageNotFound
-from core.text import strip_markers
 
 #: outcomes of a re-checked claim after which its unchanged sentence is still anchored
 FRESH_OUTCOMES = HOLDS | {"anchored"}
@@ -254,7 +254,7 @@ def stale_claims(claims: Iterable[ClaimRow], as_of: datetime, pages: Pages | Non
 
 def _plain(text: str) -> str:
     """``text`` without [n] markers and Markdown/rst/HTML markup, casefolded."""
-    return normalise(clean_value(strip_markers(text)))
+    return normalise(clean_value(strip_citations(text)))
 
 
 def _value_forms(value: str) -> tuple[str, str]:
@@ -475,7 +475,7 @@ def candidates(session: Session, run_id: int) -> set[str]:
 
 def words(doc: ReportDoc) -> int:
     """Words of the report's section bodies (preamble included), markers left out."""
-    return sum(len(strip_markers(s.body).split()) for s in doc.sections)
+    return sum(len(strip_citations(s.body).split()) for s in doc.sections)
 
 
 def relevance(

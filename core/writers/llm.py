@@ -45,12 +45,13 @@ from tenacity.wait import wait_random_exponential
 
 from core import costs
 from core.anchors import sentence_key
+from core.citations import Citation, cited_markers, format_citation, rewrite_citations
 from core.claims import cited_sentences
 from core.dates import retry_after_seconds
 from core.errors import EvergreenError
 from core.facets import Facet
 from core.keyfacts import read_key_facts, typed
-from core.report_state import cited_markers, escape_heading_lines
+from core.report_state import escape_heading_lines
 from core.text import clean_inline
 from core.validation import strip_controls
 from core.writers.base import (
@@ -169,38 +170,25 @@ class CallRecord:
 
 
 # -- citation and body hygiene -----------------------------------------------------------
-_CITE = re.compile(r"([ \t]?)(?<![\\!])\[(\d{1,6}(?:\s*[-–,;]\s*\d{1,6})*)\](?!\()")
 _MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")  # any scheme, images
 _LEADING_HEADING = re.compile(r"\A\s*#{1,6}[ \t]+([^\n]*)\n+")
 _TAG = re.compile(r"<(/?)(source|current_section|claim)", re.I)  # the prompts' delimiters
 
 
-def _ids(group: str) -> list[int]:
-    out: list[int] = []
-    for part in re.split(r"\s*[,;]\s*", group):
-        lo_hi = re.split(r"\s*[-–]\s*", part)
-        lo, hi = int(lo_hi[0]), int(lo_hi[-1])
-        if lo <= hi and hi - lo <= 50:
-            out.extend(range(lo, hi + 1))
-    return out
-
-
 def filter_citations(body: str, allowed: set[int]) -> tuple[str, list[int]]:
     """The body with every citation id outside ``allowed`` removed, and the dropped ids
-    (one entry per dropped occurrence)."""
+    (one entry per dropped id of each citation; the citation grammar is
+    :mod:`core.citations`)."""
     dropped: list[int] = []
 
-    def fix(m: re.Match[str]) -> str:
-        ids = _ids(m.group(2))
-        keep = [i for i in dict.fromkeys(ids) if i in allowed]
-        dropped.extend(i for i in ids if i not in allowed)
-        if len(keep) == len(set(ids)):
-            return m.group(0)
-        if keep:
-            return f"{m.group(1)}[{', '.join(map(str, keep))}]"
-        return m.group(1) if m.string[m.end() : m.end() + 1] == "[" else ""
+    def fix(citation: Citation) -> str | None:
+        keep = [i for i in citation.markers if i in allowed]
+        dropped.extend(i for i in citation.markers if i not in allowed)
+        if len(keep) == len(citation.markers):
+            return None
+        return format_citation(keep) if keep else ""
 
-    return _CITE.sub(fix, body), dropped
+    return rewrite_citations(body, fix), dropped
 
 
 def clean_body(body: str, heading: str) -> str:

@@ -18,6 +18,7 @@ from rapidfuzz import fuzz
 
 from core.anchors import sentence_key, stated_fields
 from core.changes import header_fields
+from core.citations import cited_markers
 from core.facets import Facet
 from core.report_state import escape_heading_lines
 from core.text import (
@@ -25,7 +26,6 @@ from core.text import (
     clean_inline,
     cosine,
     idf_table,
-    markers_in,
     quotable_sentences,
     split_cited_sentences,
     terms,
@@ -161,7 +161,7 @@ class OfflineWriter:
                 if fresh:
                     paragraphs.append(" ".join(fresh))
         body = escape_heading_lines("\n\n".join(paragraphs))
-        return Draft(body=body, markers=markers_in(body))
+        return Draft(body=body, markers=cited_markers(body))
 
     def summarise_change(self, title: str, change: EvidenceChange) -> str:
         if change.kind == "gone":
@@ -312,7 +312,7 @@ def _state_declared_news(paragraphs: list[str], changes: Sequence[EvidenceChange
             (i, sentence)
             for i, para in enumerate(paragraphs)
             for sentence in split_cited_sentences(para)
-            if change.marker in markers_in(sentence)
+            if change.marker in cited_markers(sentence)
         ]
         if fact is None or not citing:
             continue

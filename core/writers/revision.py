@@ -23,8 +23,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from core.anchors import STATUS_STEMS, field_of, normalise, passages, stated_fields
-from core.report_state import cited_markers
-from core.text import clean_inline, stem, strip_markers
+from core.citations import cited_markers, strip_citations
+from core.text import clean_inline, stem
 from core.writers.base import ClaimUpdate
 
 _TOKEN = re.compile(r"[$€£¥]?\w+(?:[.,/]\w+)*%?")
@@ -180,7 +180,7 @@ def _revise_summary(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
     """A summary of declared fields ("Title — Status: Accepted; Type: …"), each field set
     to what the page declares now; a field the page no longer declares is left out."""
     markers = cited_markers(sentence)
-    head, _sep, tail = strip_markers(sentence).rstrip(".").partition(" — ")
+    head, _sep, tail = strip_citations(sentence).rstrip(".").partition(" — ")
     fields: list[tuple[str, str] | None] = list(stated_fields(sentence))
     for update in updates:
         for old, new in update.passages:
@@ -209,7 +209,7 @@ def revise_sentence(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
     if " — " in sentence and stated_fields(sentence):
         return _revise_summary(sentence, updates)
     markers = cited_markers(sentence)
-    text = strip_markers(sentence).rstrip(".!?")
+    text = strip_citations(sentence).rstrip(".!?")
     gone = {
         u.marker
         for u in updates
@@ -277,7 +277,7 @@ def _supersedes(new: str, old: str) -> bool:
     decision" vs "… approved Copperline Storage Park on 3 March"). Figures alone never
     count: two numbers about one project often describe different things.
     """
-    a, b = strip_markers(new), strip_markers(old)
+    a, b = strip_citations(new), strip_citations(old)
     shared = _names(a) & _names(b)
     if not shared:
         return False

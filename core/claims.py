@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from core.anchors import HOLDS, Located, Selector, anchor_claim, locate, sentence_key
 from core.citations import cited_markers, strip_citations
 from core.models import Claim, Section, Snapshot
-from core.text import split_cited_sentences
+from core.sentences import split_cited_sentences
 
 #: worst first: the outcome of a claim is the worst of its passages'
 _SEVERITY = {"gone": 4, "edited": 3, "reworded": 2, "moved": 1, "intact": 0}

@@ -30,7 +30,7 @@ from core.citations import (
     strip_citations,
 )
 from core.keyfacts import fact_changes, read_key_facts
-from core.text import split_cited_sentences
+from core.sentences import split_cited_sentences
 
 #: a source already cited keeps its place against a new page unless the new one scores
 #: this much better (no churn between near-equal pages)

@@ -1,4 +1,4 @@
-"""Text helpers for writers: quotable sentences from raw sources, terms, cited sentences."""
+"""Text helpers for writers: quotable sentences from raw sources, terms, inline markup."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from core.changes import split_sentences
-from core.citations import GROUP, strip_citations
+from core.citations import strip_citations
 
 _ROLE = re.compile(r":(pep|rfc):`(\d+)`", re.I)
 _ANY_ROLE = re.compile(r":[\w-]+(?::[\w-]+)?:`([^`]*)`")
@@ -21,14 +21,6 @@ _LITERAL = re.compile(r"``([^`]+)``")
 _URL = re.compile(r"https?://\S+")
 _WORD = re.compile(r"[^\W_]+")
 _FIELD = re.compile(r"^[A-Z][A-Za-z-]*:\s")
-_CITE = GROUP
-#: a sentence ends at . ! ? (or its citations) before a capital, a quote or the end; and
-#: after "[n]." also before a figure or a dash ("… [13]. 3.6 will receive …")
-_SENTENCE = re.compile(
-    rf"\S.*?(?:[.!?](?:\s?{_CITE})*|{_CITE}(?:\s?{_CITE})*[.!?]?)"
-    r"(?=\s+[A-Z\"'(`*]|\s*$|(?<=\]\.)\s+[-\d])",
-    re.S,
-)
 STOP = frozenset(
     """a an and are as at be been but by can could do does for from had has have how if in into
     is it its may might more most much must no not of on or our should so such than that the
@@ -126,37 +118,3 @@ def cosine(a: dict[str, float], b: dict[str, float]) -> float:
 def tfidf(tokens: Iterable[str], idf: dict[str, float], default: float = 1.0) -> dict[str, float]:
     counts = Counter(tokens)
     return {t: (1 + math.log(c)) * idf.get(t, default) for t, c in counts.items()}
-
-
-_ABBREVIATION_END = re.compile(
-    r"(?:\b(?:e\.g|i\.e|cf|vs|approx|incl|resp|No|Nos|Fig|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Ltd|"
-    r"Co|Corp)|(?<![\w.])[A-Z])\.$"
-)
-
-
-_CITED_END = re.compile(rf"{_CITE}[.!?]$")  # "… [3]." ends a sentence, parentheses or not
-
-
-def split_cited_sentences(paragraph: str) -> list[str]:
-    """A body paragraph split into sentences, each keeping its own [n] markers.
-
-    No split after an abbreviation ("e.g. PyPI"), an initial ("J. Smith") or inside
-    parentheses still open — unless the sentence ends with its citation ("… [3]."), which
-    a paragraph of ours only does at a sentence's end."""
-    text = paragraph.strip()
-    parts: list[str] = []
-    pos = 0
-    for m in _SENTENCE.finditer(text):
-        parts.append(m.group(0).strip())
-        pos = m.end()
-    if text[pos:].strip():
-        parts.append(text[pos:].strip())
-    merged: list[str] = []
-    for part in (p for p in parts if p):
-        prev = merged[-1] if merged else ""
-        open_paren = prev.count("(") > prev.count(")") and not _CITED_END.search(prev)
-        if prev and (_ABBREVIATION_END.search(prev) or open_paren):
-            merged[-1] = f"{prev} {part}"
-        else:
-            merged.append(part)
-    return merged

@@ -21,13 +21,13 @@ from core.changes import header_fields
 from core.citations import cited_markers
 from core.facets import Facet
 from core.report_state import escape_heading_lines
+from core.sentences import split_cited_sentences
 from core.text import (
     STOP,
     clean_inline,
     cosine,
     idf_table,
     quotable_sentences,
-    split_cited_sentences,
     terms,
     tfidf,
 )

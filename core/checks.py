@@ -117,8 +117,9 @@ class SharedChecks:
 
     def validators(self, sources: Mapping[str, Source]) -> dict[str, Validators]:
         """For the live web: the validators of each page's last look that read it (url →
-        validators), so the fetch asks conditionally. Nothing for a temporal corpus."""
-        if self.temporal or not sources:
+        validators), so the fetch asks conditionally. Nothing for a temporal corpus, nor
+        under force (a forced re-check reads every page whole)."""
+        if self.temporal or self.force or not sources:
             return {}
         latest = self._latest(sources.values(), None, readable=True)
         out: dict[str, Validators] = {}

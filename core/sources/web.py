@@ -414,8 +414,9 @@ class WebFetcher:
 
     async def _unchanged(self, url: str, validators: Validators) -> bool:
         """Ask for ``url`` conditionally (If-None-Match / If-Modified-Since): True on a 304.
-        Any other answer is not read (the page is then fetched the usual way); a policy
-        refusal of a redirect hop raises as it would for the fetch."""
+        The request is a HEAD, so a page that changed costs no second body: any other
+        answer (200, or a server that refuses HEAD) sends the page to the usual fetch. A
+        policy refusal of a redirect hop raises as it would for the fetch."""
         import aiohttp
 
         if self._probe is None:
@@ -430,7 +431,9 @@ class WebFetcher:
         if validators.last_modified:
             headers["If-Modified-Since"] = validators.last_modified
         try:
-            async with self._probe.get(url, headers=headers, max_redirects=10) as response:
+            async with self._probe.head(
+                url, headers=headers, allow_redirects=True, max_redirects=10
+            ) as response:
                 return response.status == 304
         except (UrlRefused, _TooBig):
             raise

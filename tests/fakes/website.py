@@ -134,8 +134,9 @@ class Website:
                         self.not_modified[path] += 1
                     return Reply(304, b"", headers=headers, content_type=page.content_type)
             reply = Reply(page.status, body, headers=headers, content_type=page.content_type)
-            with self._lock:
-                self.body_bytes += len(reply.body)
+            if req.method != "HEAD":  # a HEAD answer carries the headers only
+                with self._lock:
+                    self.body_bytes += len(reply.body)
             return reply
         finally:
             with self._lock:

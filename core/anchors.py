@@ -33,6 +33,7 @@ from rapidfuzz import fuzz, process
 
 from core.citations import strip_citations
 from core.keyfacts import normalise_value
+from core.sentences import sentence_spans
 from core.text import STOP, clean_inline, stem
 
 Outcome = Literal["intact", "moved", "reworded", "edited", "gone"]
@@ -51,12 +52,6 @@ _UNIT_LINE = re.compile(r"^\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||[A-Za-z][\
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s")
 _LABEL_ONLY = re.compile(r"^[A-Za-z][\w -]{0,40}:\s*$")
 _MARKUP_ONLY = re.compile(r"^\s*[=\-~^\"'`#*+_.:|<>]*\s*$")
-_SENT_END = re.compile(r"(?<=[.!?])[\"')\]*_`]*\s+(?=[\"'(\[*_`]*[A-Z0-9])")
-_ABBREV = re.compile(
-    r"\b(?:e\.g|i\.e|etc|vs|cf|al|approx|no|fig|mr|mrs|ms|dr|prof|st|jr|sr|inc|ltd|co|corp|"
-    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|vol|pp|[A-Za-z])\.$",
-    re.IGNORECASE,
-)
 
 
 # --------------------------------------------------------------------------- selectors
@@ -158,18 +153,6 @@ def _make(content: str, start: int, end: int) -> Passage | None:
     return Passage(start, end, raw, norm, frozenset(tokens(raw)), field_of(raw))
 
 
-def _sentences(content: str, start: int, end: int) -> Iterable[tuple[int, int]]:
-    pos = start
-    block = content[start:end]
-    for m in _SENT_END.finditer(block):
-        cut = start + m.start()
-        if _ABBREV.search(content[max(pos, cut - 12) : cut]):
-            continue
-        yield pos, cut
-        pos = start + m.end()
-    yield pos, end
-
-
 @lru_cache(maxsize=512)
 def passages(content: str) -> tuple[Passage, ...]:
     """The passages of a page in document order, with their offsets in ``content``.
@@ -186,7 +169,7 @@ def passages(content: str) -> tuple[Passage, ...]:
     def flush_block() -> None:
         nonlocal block
         if block is not None:
-            for a, b in _sentences(content, *block):
+            for a, b in sentence_spans(content, *block):
                 p = _make(content, a, b)
                 if p is not None:
                     out.append(p)

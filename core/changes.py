@@ -50,6 +50,7 @@ from core.keyfacts import (
     header_blocks,
     read_key_facts,
 )
+from core.sentences import split_prose
 
 ChangeKind = Literal["unchanged", "minor", "material", "changed"]
 ClaimKind = Literal["modified", "added", "removed"]
@@ -91,41 +92,12 @@ _ITEM_FIRST_CHARS = frozenset("-*+•#(.")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|#\.|\(?[a-zA-Z0-9]{1,3}\))\s+\S")
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 _WS = re.compile(r"\s+")
-# Sentence end: . ! ? (optionally closed by quotes/brackets) followed by space and
-# something that can start a sentence.
-_SENT_END = re.compile(r"(?<=[.!?])[\"')\]*`]*\s+(?=[\"'(\[*`]*(?:[A-Z0-9]|:[\w-]+:`))")
-_ABBREV_END = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|al|approx|no|nos|fig|figs|mr|mrs|ms|dr|prof|st|jr|sr|inc|ltd|"
-    r"co|corp|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|vol|ed|eds|p|pp|sec|ch|"
-    r"[A-Za-z])\.)[\"')\]*`]*$",
-    re.IGNORECASE,
-)
-
-_ENUMERATOR = re.compile(r"^(?:\.\.|\(?(?:\d{1,3}|[A-Za-z]|#|[ivxlcIVXLC]{1,5})[.)])$")
 # An rst comment: ".." alone or followed by text that is not a directive, target,
 # footnote/citation or substitution definition.
 _RST_COMMENT = re.compile(r"^(\s*)\.\.(?:\s*$|\s+(?!\[|_|\||[\w:+-]+::)\S)")
 _EMACS_START = re.compile(r"^\s*(?:\.\.\s*)?Local Variables:\s*$")
 _EMACS_END = re.compile(r"^\s*End:\s*$")
 _EXPLICIT_MARKUP = re.compile(r"^\s*\.\.\s")
-
-
-def _split_segment(segment: str) -> list[str]:
-    text = _WS.sub(" ", segment).strip()
-    if not text:
-        return []
-    parts = _SENT_END.split(text)
-    out: list[str] = []
-    for part in parts:
-        part = part.strip()
-        if not part:
-            continue
-        # only the tail can end in an abbreviation; searching it keeps this linear
-        if out and (_ABBREV_END.search(out[-1][-20:]) or _ENUMERATOR.match(out[-1])):
-            out[-1] = f"{out[-1]} {part}"
-        else:
-            out.append(part)
-    return out
 
 
 #: layouts whose whole block is a header: fields are judged field by field, other lines
@@ -244,7 +216,7 @@ def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     for seg, splittable in segments:
         if splittable:
-            out.extend(_split_segment(seg))
+            out.extend(split_prose(seg))
         elif seg:
             out.append(seg)
     return out

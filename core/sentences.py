@@ -1,16 +1,70 @@
-"""Where a sentence ends in report text.
+"""Where a sentence ends: one rule for source pages and for report text.
 
-:func:`split_cited_sentences` — a report paragraph, whose sentences end with their
-citations ("… rose [3]. Next", "… rose. [3] Next"; the grammar is ``core.citations``).
+A sentence ends at ``.``, ``!`` or ``?`` — closing quotes, brackets, emphasis or code marks
+may follow — before whitespace and something that can start a sentence: a capital or a
+digit (opening quotes, brackets or marks first), or an rst role (":pep:`8` …"). It goes on
+after an abbreviation ("e.g.", "approx.", "Jan.", an initial "J.") and after a lone
+enumerator ("1.", "(a)", "iv.").
+
+- :func:`sentence_spans` — the rule itself, as (start, end) offsets of a text: the form
+  passages are cut with (``core.anchors``), so a quote keeps its place in the page;
+- :func:`split_prose` — the same as strings, whitespace collapsed: the form a page's
+  prose is split with (``core.changes.split_sentences``, which first cuts a page into
+  header fields, list items, titles and paragraphs);
+- :func:`split_cited_sentences` — a report paragraph, whose sentences end with their
+  citations ("… rose [3]. Next", "… rose. [3] Next"; the grammar is ``core.citations``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from core.citations import GROUP
 
-__all__ = ["split_cited_sentences"]
+__all__ = ["goes_on", "sentence_spans", "split_cited_sentences", "split_prose"]
+
+_WS = re.compile(r"\s+")
+_CLOSE = r"[\"')\]*_`]*"  # after a stop: closing quotes, brackets, emphasis, code marks
+_OPEN = r"[\"'(\[*_`]*"
+#: the end of a sentence: a stop, its closers, whitespace, and a sentence's start after it
+_END = re.compile(rf"(?<=[.!?]){_CLOSE}\s+(?={_OPEN}(?:[A-Z0-9]|:[\w-]+:`))")
+_ABBREVIATION_END = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|al|approx|incl|resp|no|nos|fig|figs|mr|mrs|ms|dr|prof|st|"
+    r"jr|sr|inc|ltd|co|corp|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|vol|ed|eds|p|pp|"
+    rf"sec|ch|[A-Za-z])\.){_CLOSE}$",
+    re.IGNORECASE,
+)
+_ENUMERATOR = re.compile(r"^(?:\.\.|\(?(?:\d{1,3}|[A-Za-z]|#|[ivxlcIVXLC]{1,5})[.)])$")
+
+
+def goes_on(sentence: str) -> bool:
+    """Does a sentence that seems to end here go on — does it end with an abbreviation, or
+    is it only an enumerator?"""
+    # only the tail can end in an abbreviation; looking at it alone keeps splitting linear
+    return bool(_ABBREVIATION_END.search(sentence[-20:]) or _ENUMERATOR.match(sentence.strip()))
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
+    """(start, end) offsets of the sentences of ``text[start:end]``, in order. A span ends
+    at its stop (the closers and whitespace after it belong to no sentence); the last one
+    runs to ``end``. Whitespace is not trimmed."""
+    end = len(text) if end is None else end
+    block = text[start:end]
+    pos = 0
+    for m in _END.finditer(block):
+        if goes_on(block[pos : m.start()]):
+            continue
+        yield start + pos, start + m.start()
+        pos = m.end()
+    yield start + pos, end
+
+
+def split_prose(text: str) -> list[str]:
+    """The sentences of a run of prose, whitespace collapsed, empty ones left out."""
+    flat = _WS.sub(" ", text).strip()
+    return [s for s in (flat[a:b].strip() for a, b in sentence_spans(flat)) if s]
+
 
 #: a report sentence ends at . ! ? (or its citations) before a capital, a quote or the end;
 #: and after "[n]." also before a figure or a dash ("… [13]. 3.6 will receive …")
@@ -18,10 +72,6 @@ _CITED_SENTENCE = re.compile(
     rf"\S.*?(?:[.!?](?:\s?{GROUP})*|{GROUP}(?:\s?{GROUP})*[.!?]?)"
     r"(?=\s+[A-Z\"'(`*]|\s*$|(?<=\]\.)\s+[-\d])",
     re.S,
-)
-_ABBREVIATION_END = re.compile(
-    r"(?:\b(?:e\.g|i\.e|cf|vs|approx|incl|resp|No|Nos|Fig|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Ltd|"
-    r"Co|Corp)|(?<![\w.])[A-Z])\.$"
 )
 _CITED_END = re.compile(rf"{GROUP}[.!?]$")  # "… [3]." ends a sentence, parentheses or not
 
@@ -44,7 +94,7 @@ def split_cited_sentences(paragraph: str) -> list[str]:
     for part in (p for p in parts if p):
         prev = merged[-1] if merged else ""
         open_paren = prev.count("(") > prev.count(")") and not _CITED_END.search(prev)
-        if prev and (_ABBREVIATION_END.search(prev) or open_paren):
+        if prev and (_ABBREVIATION_END.search(prev[-20:]) or open_paren):
             merged[-1] = f"{prev} {part}"
         else:
             merged.append(part)

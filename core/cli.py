@@ -288,12 +288,16 @@ def create_cmd(
     source: Annotated[str, typer.Option("--source", help="sample | corpus:NAME | web.")] = "sample",
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Research a new report from scratch and commit version 1."""
+    """Research a new report from scratch and commit version 1 (on PostgreSQL with a
+    worker running: the worker does it, this command watches)."""
     from core.research import create_report
 
     when = _as_of(as_of)
-    with out.status("Researching …"):
-        result = create_report(question, title=title, as_of=when, source=source)
+    if _queued():
+        result = _create_on_worker(question, title=title, as_of=when, source=source)
+    else:
+        with out.status("Researching …"):
+            result = create_report(question, title=title, as_of=when, source=source)
     if as_json:
         _print_json(result)
         return
@@ -314,26 +318,43 @@ def update_cmd(
     due: Annotated[
         bool, typer.Option("--due", help="Update every report whose schedule is due (cron).")
     ] = False,
+    every: Annotated[
+        bool, typer.Option("--all", help="Update every report (not archived, no open run).")
+    ] = False,
     workers: Annotated[
-        int, typer.Option("--workers", help="With --due: reports updated at once.")
+        int, typer.Option("--workers", help="With --due / --all: reports updated at once here.")
     ] = 1,
+    wait: Annotated[
+        bool,
+        typer.Option("--wait", help="With --due / --all on workers: wait for every run to end."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Refresh evidence, look for what is new, and propose section changes."""
+    """Refresh evidence, look for what is new, and propose section changes (on PostgreSQL
+    with a worker running: the workers do the runs; --due and --all queue them)."""
     from core.update import update_report
 
-    if due:
+    if due or every:
+        flag = "--due" if due else "--all"
+        if due and every:
+            raise EvergreenError("Choose --due (the scheduled reports) or --all (every report).")
         if report is not None or approve_all:
             raise EvergreenError(
-                "--due updates the scheduled reports: give no REPORT or --approve-all."
+                f"{flag} updates {'the scheduled' if due else 'every'} report: give no REPORT "
+                "or --approve-all."
             )
-        _update_due(_as_of(as_of), workers, as_json)
+        _update_many(due, _as_of(as_of), workers, wait, as_json)
         return
     if report is None:
-        raise EvergreenError("Name a report to update (evergreen list shows them), or use --due.")
+        raise EvergreenError(
+            "Name a report to update (evergreen list shows them), or use --due or --all."
+        )
     when = _as_of(as_of)
-    with out.status("Updating …"):
-        result = update_report(report, as_of=when, approve_all=approve_all)
+    if _queued():
+        result = _update_on_worker(report, as_of=when, approve_all=approve_all)
+    else:
+        with out.status("Updating …"):
+            result = update_report(report, as_of=when, approve_all=approve_all)
     if as_json:
         _print_json(result)
         return
@@ -346,30 +367,114 @@ def update_cmd(
         out.print(f"Review with: evergreen review {result['run_id']} --approve-all --commit")
 
 
-def _update_due(now: Any, workers: int, as_json: bool) -> None:
-    """Propose an update for each report whose schedule is due; runs wait for review."""
-    from core.schedule import run_due
+def _update_many(due: bool, now: Any, workers: int, wait: bool, as_json: bool) -> None:
+    """--due: propose an update for each report whose schedule is due; --all: for every
+    report. On workers the runs are queued (--wait: watched to their end); otherwise done
+    here, ``workers`` at a time. The runs wait for review."""
+    from core.schedule import enqueue_due, run_due, run_row, update_round
 
-    rows = run_due(workers=workers, now=now)
+    queued = _queued()
+    if workers < 1:
+        raise EvergreenError(f"--workers must be at least 1 (got {workers}).")
+    if due:
+        rows = enqueue_due(now) if queued else run_due(workers=workers, now=now)
+    else:
+        rows = update_round(as_of=now, workers=workers, queue=queued)
+    if queued and wait:
+        rows = [{**r, **_watched(r["run_id"], run_row)} if r["run_id"] else r for r in rows]
     if as_json:
         _print_json(rows)
     elif not rows:
-        out.print("No report is due.")
+        out.print("No report is due." if due else "No report to update.")
     for row in rows:
         if not as_json:
             line = f"Report {row['report_id']}: run {row['run_id'] or '—'} {row['status']}"
             out.print(line + (f" — {row['error']}" if row["error"] else ""), markup=False)
     failed = [r for r in rows if r["error"]]
     if failed:
-        raise EvergreenError(f"{len(failed)} of {len(rows)} due update(s) failed.")
+        raise EvergreenError(
+            f"{len(failed)} of {len(rows)} {'due ' if due else ''}update(s) failed."
+        )
+
+
+# -- runs on workers (PostgreSQL) ---------------------------------------------------------------
+def _queued() -> bool:
+    """Whether this command's runs go to the workers (``core.jobs.mode``: PostgreSQL and a
+    worker running, or EVERGREEN_JOBS=queue); otherwise they are done here."""
+    from core import jobs
+
+    return jobs.mode() == "queue"
+
+
+def _watched(run_id: int, then: Any) -> Any:
+    """Wait for a run on a worker to end (its progress on the status line), then return
+    ``then(run_id)``. Ctrl-C stops watching; the run goes on."""
+    import time
+
+    from core.db import session_scope
+    from core.jobs import FINAL
+    from core.models import UpdateRun
+
+    try:
+        with out.status(f"Run {run_id}: queued for a worker …") as status:
+            while True:
+                with session_scope() as session:
+                    run = session.get(UpdateRun, run_id)
+                    state, progress = (run.status, run.progress) if run else ("failed", "")
+                if state in FINAL:
+                    break
+                status.update(f"Run {run_id} on a worker: {progress or 'queued'} …")
+                time.sleep(0.2)
+    except KeyboardInterrupt:
+        _fail(
+            f"Stopped watching run {run_id}; it goes on on a worker "
+            f"(evergreen cancel {run_id} stops it).",
+            130,
+        )
+    return then(run_id)
+
+
+def _ended_well(run_id: int) -> None:
+    """A run watched on a worker failed or was cancelled: say why, as a run done here does."""
+    from core.db import session_scope
+    from core.models import UpdateRun
+
+    with session_scope() as session:
+        run = session.get(UpdateRun, run_id)
+        if run is not None and run.status in ("failed", "cancelled", "interrupted"):
+            raise EvergreenError(run.error or f"Run {run_id} is {run.status}.")
+
+
+def _update_result(run_id: int) -> dict[str, Any]:
+    from core.db import session_scope
+    from core.review import run_result
+
+    _ended_well(run_id)
+    with session_scope() as session:
+        return run_result(session, run_id)
+
+
+def _update_on_worker(report: str, *, as_of: Any, approve_all: bool) -> dict[str, Any]:
+    from core import jobs
+
+    run_id = jobs.start_update(report, as_of=as_of, approve_all=approve_all, sync=False)
+    return _watched(run_id, _update_result)
+
+
+def _create_on_worker(question: str, **kwargs: Any) -> dict[str, Any]:
+    from core import jobs
+    from core.research import create_result
+
+    run_id = jobs.submit_create(question, **kwargs)
+    return _watched(run_id, create_result)
 
 
 @app.command("cancel")
 def cancel_cmd(run: Annotated[int, typer.Argument(help="Run id.")]) -> None:
     """Cancel a run: a running one stops at its next step; one awaiting review is dropped."""
-    from core.runs import request_cancel
+    from core.jobs import cancel
 
-    status = request_cancel(run)
+    status = cancel(run)
     out.print(f"Run {run}: {status}.")
 
 
@@ -414,15 +519,18 @@ def rebuild_cmd(
     with session_scope() as session:
         original = get_report(session, report)
         spec = (original.id, original.title, original.query, original.source, original.settings)
-    with out.status("Rebuilding from scratch …"):
-        result = create_report(
-            spec[2],
-            title=f"Baseline of {spec[1]}",
-            as_of=when,
-            source=spec[3],
-            settings=spec[4],
-            baseline_of=spec[0],
-        )
+    options = {
+        "title": f"Baseline of {spec[1]}",
+        "as_of": when,
+        "source": spec[3],
+        "settings": spec[4],
+        "baseline_of": spec[0],
+    }
+    if _queued():
+        result = _create_on_worker(spec[2], **options)
+    else:
+        with out.status("Rebuilding from scratch …"):
+            result = create_report(spec[2], **options)
     if as_json:
         _print_json(result)
         return
@@ -560,16 +668,44 @@ def resume_cmd(
     approve_all: Annotated[bool, typer.Option("--approve-all")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Continue an interrupted update, reusing what it already fetched and wrote."""
+    """Continue an interrupted update, reusing what it already fetched and wrote (on a
+    worker when the workers do the runs)."""
     from core.update import resume_run
 
-    with out.status(f"Resuming run {run} …"):
-        result = resume_run(run, approve_all=approve_all)
+    if _queued():
+        from core import jobs
+
+        jobs.resume(run, approve_all=approve_all, sync=False)
+        result = _watched(run, _update_result)
+    else:
+        with out.status(f"Resuming run {run} …"):
+            result = resume_run(run, approve_all=approve_all)
     if as_json:
         _print_json(result)
         return
     state = f"committed version {result['version']}" if result["version"] else "awaiting review"
     out.print(f"Run {result['run_id']} resumed: {state}.")
+
+
+@app.command("worker")
+def worker_cmd(
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", help="Runs this worker does at once.")
+    ] = 1,
+    until_empty: Annotated[
+        bool, typer.Option("--until-empty", help="Stop once no job is left to take.")
+    ] = False,
+) -> None:
+    """Do queued runs (PostgreSQL): creates, updates, resumes and the scheduled updates.
+    Start one per machine, or several; Ctrl-C lets the runs in hand finish, then stops."""
+    import logging
+
+    from core.queue import run_worker
+
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"
+    )
+    run_worker(concurrency=concurrency, until_empty=until_empty)
 
 
 @app.command("bench")

@@ -1,14 +1,24 @@
-"""Runs outside the page: updates (and new reports) are worked on by a background
-worker, so a refresh, a second tab or a closed tab never loses a run.
+"""Runs outside the page: updates, resumes and new reports are worked on by a worker,
+so a refresh, a second tab, a closed tab — or, on PostgreSQL, a restart of the app —
+never loses a run.
 
-The run row is registered first (``begin_update``) and its id returned at once; a
-daemon thread then calls ``execute_update``, which commits its progress text to the
-run as it goes. Any page — in any tab — follows a run by polling the database, and
-cancels it with ``request_cancel`` (the worker stops at its next checkpoint).
+The run row is registered first (``begin_update``, ``begin_create``, ``begin_resume``) and
+its id returned at once; a worker then does it — ``work_on``, the one function that
+decides what a job does, whoever runs it — committing its progress to the run as it goes.
+Any page, in any tab or process, follows a run by polling the database, and cancels it
+with ``request_cancel`` (the worker stops at its next checkpoint).
 
-Modes: ``thread`` (default) or ``sync`` — the work is done before the call returns,
-which Streamlit's AppTest (and scripts) need. Choose per call (``sync=True``) or for
-the process with ``EVERGREEN_JOBS=sync``.
+Who the worker is (``EVERGREEN_JOBS``):
+
+- ``queue`` — a procrastinate job (``core.queue``) that an ``evergreen worker`` process,
+  on any machine, takes; PostgreSQL only.
+- ``thread`` — a daemon thread of this process (SQLite's way, the embedded default).
+- ``sync`` — the caller, before the call returns (Streamlit's AppTest, scripts).
+- ``auto`` (default) — ``queue`` when the database is PostgreSQL and a worker is running
+  (it sent a heartbeat lately), else ``thread``: with no worker started, runs go on as
+  they always did.
+
+Choose per call (``sync=True``) or for the process with ``EVERGREEN_JOBS``.
 """
 
 from __future__ import annotations
@@ -23,7 +33,7 @@ from typing import Any
 from core.errors import EvergreenError
 
 ENV_MODE = "EVERGREEN_JOBS"
-MODES = ("thread", "sync")
+MODES = ("auto", "queue", "thread", "sync")
 FINAL = ("awaiting_review", "committed", "failed", "cancelled", "interrupted")
 
 log = logging.getLogger(__name__)
@@ -33,14 +43,29 @@ _lock = threading.Lock()
 
 
 def mode() -> str:
-    value = (os.environ.get(ENV_MODE) or "thread").strip().lower()
+    """How this process's runs are done now: ``queue``, ``thread`` or ``sync``."""
+    value = (os.environ.get(ENV_MODE) or "auto").strip().lower()
     if value not in MODES:
         raise EvergreenError(f"{ENV_MODE} must be one of {', '.join(MODES)} (got {value!r}).")
+    if value == "queue":
+        from core.queue import _require_postgres
+
+        _require_postgres()  # a queue needs PostgreSQL: say so, rather than wait forever
+    if value == "auto":
+        from core.queue import is_postgres, live_workers
+
+        return "queue" if is_postgres() and live_workers() > 0 else "thread"
     return value
 
 
-def _synchronous(sync: bool | None) -> bool:
-    return mode() == "sync" if sync is None else sync
+def _how(sync: bool | None) -> str:
+    """``sync`` for a synchronous call, else where background work goes."""
+    if sync:
+        return "sync"
+    how = mode()
+    if sync is False and how == "sync":
+        return "thread"
+    return how
 
 
 def _spawn(name: str, target: Any, *args: Any) -> None:
@@ -52,41 +77,65 @@ def _spawn(name: str, target: Any, *args: Any) -> None:
     thread.start()
 
 
-# -- updates -----------------------------------------------------------------------------
-def start_update(
-    report_ref: int | str,
-    *,
-    as_of: datetime | None = None,
-    sync: bool | None = None,
-    force_recheck: bool = False,
-) -> int:
-    """Register an update run and work on it (in the background unless ``sync``).
+def _hand_over(run_id: int, how: str, *, approve_all: bool = False) -> None:
+    """Give a registered run to its worker: a job in the queue, or a thread here."""
+    if how == "queue":
+        from core.queue import enqueue_runs
 
-    Raises EvergreenError at once when the update cannot start (e.g. a run of the
-    report is already in progress or awaiting review); returns the run id.
-    """
-    from core.update import begin_update
-
-    run_id = begin_update(report_ref, as_of=as_of, force_recheck=force_recheck)
-    if _synchronous(sync):
-        work_on(run_id)
+        try:
+            enqueue_runs([run_id], approve_all=approve_all)
+        except BaseException as exc:  # the run was registered: it must not hang open
+            _settle(run_id, f"It could not be queued: {exc}")
+            raise
     else:
-        _spawn(f"evergreen-run-{run_id}", work_on, run_id)
-    return run_id
+        _spawn(f"evergreen-run-{run_id}", work_on, run_id, approve_all)
 
 
-def work_on(run_id: int) -> str:
-    """Do a registered run's work; never raises. Returns the run's final status.
+# -- what a job does ---------------------------------------------------------------------------
+def run_job(
+    run_id: int, *, approve_all: bool = False, lease: int | None = None, resumed: bool = False
+) -> dict[str, Any] | None:
+    """Do a registered run's work, whatever its kind — the one code path of a thread, a
+    synchronous call and a queue worker alike. The worker first takes the run
+    (``core.runs.claim``) unless it holds it already (``lease``, from ``begin_resume``);
+    a run that ended, or was cancelled before it started, needs nothing (None). An
+    update is done by ``execute_update`` — on a run that was started before, that is the
+    resume path, reusing its checkpoints; a create by ``execute_create``. Returns the
+    work's result; raises what the work raises."""
+    from core.db import session_scope
+    from core.models import UpdateRun
+    from core.runs import claim
+
+    if lease is None:
+        lease = claim(run_id, resumed=resumed)
+        if lease is None:
+            return None
+    with session_scope() as session:
+        run = session.get(UpdateRun, int(run_id))
+        kind = run.kind if run else None
+    if kind == "update":
+        from core.update import execute_update
+
+        return execute_update(run_id, approve_all=approve_all, lease=lease)
+    if kind in ("create", "rebuild"):
+        from core.research import execute_create
+
+        return execute_create(run_id, lease=lease)
+    raise EvergreenError(f"Run {run_id} is a {kind} run; no worker does those.")
+
+
+def work_on(run_id: int, approve_all: bool = False, *, resumed: bool = False) -> str:
+    """``run_job`` for a worker (a thread here, or a queue worker): never raises; returns
+    the run's final status.
 
     The engine records its own failures on the run; a failure before the engine's
     bookkeeping starts (e.g. a source that cannot be opened) is recorded here, so a
     run is never left "running" with no worker.
     """
     from core.runs import RunStopped
-    from core.update import execute_update
 
     try:
-        execute_update(run_id)
+        run_job(run_id, approve_all=approve_all, resumed=resumed)
     except RunStopped:  # cancelled or taken over: already recorded on the run
         pass
     except EvergreenError as exc:
@@ -103,6 +152,31 @@ def _settle(run_id: int, error: str, lease: int | None = None) -> None:
     from core.runs import end_failed
 
     end_failed(run_id, error, lease)
+
+
+# -- updates -----------------------------------------------------------------------------
+def start_update(
+    report_ref: int | str,
+    *,
+    as_of: datetime | None = None,
+    sync: bool | None = None,
+    force_recheck: bool = False,
+    approve_all: bool = False,
+) -> int:
+    """Register an update run and have it done (in the background unless ``sync``).
+
+    Raises EvergreenError at once when the update cannot start (e.g. a run of the
+    report is already in progress or awaiting review); returns the run id.
+    """
+    from core.update import begin_update
+
+    how = _how(sync)
+    run_id = begin_update(report_ref, as_of=as_of, force_recheck=force_recheck)
+    if how == "sync":
+        work_on(run_id, approve_all)
+    else:
+        _hand_over(run_id, how, approve_all=approve_all)
+    return run_id
 
 
 def status_of(run_id: int) -> str | None:
@@ -137,25 +211,44 @@ def last_error(run_id: int) -> str | None:
 
 
 def is_working(run_id: int) -> bool:
-    """Whether a worker thread of *this* process is on the run (cron runs are elsewhere)."""
+    """Whether a worker is known to be on the run: a thread of *this* process, or (on
+    PostgreSQL) the job queue — the run's job waits for a worker or a live worker has it.
+    (A run done in-process by a CLI or cron elsewhere is not known here.)"""
     with _lock:
         thread = _workers.get(f"evergreen-run-{run_id}")
-    return bool(thread and thread.is_alive())
+    if thread and thread.is_alive():
+        return True
+    from core.queue import held
+
+    return held(run_id)
 
 
 def cancel(run_id: int) -> str:
     """Ask the run to stop (running → cancelling; its worker stops at the next checkpoint)
-    or drop it (awaiting review, or interrupted: no worker → cancelled). Returns the new
-    status."""
-    from core.runs import request_cancel
+    or drop it (awaiting review, interrupted, or still waiting in the job queue: no
+    worker → cancelled). Returns the new status."""
+    from core.db import session_scope
+    from core.models import UpdateRun
+    from core.queue import drop_queued
+    from core.runs import QUEUED, fail_run, request_cancel
 
-    return request_cancel(run_id)
+    status = request_cancel(run_id)
+    if status == "cancelling" and drop_queued(run_id):
+        with session_scope() as session:
+            run = session.get(UpdateRun, int(run_id))
+            waiting = run is not None and run.worker == QUEUED  # no worker took it up
+        if waiting:  # (a worker taking it up now finds it cancelling and ends it itself)
+            fail_run(
+                run_id, "Cancelled before a worker took it up.", "cancelled", expect=("cancelling",)
+            )
+        return status_of(run_id) or status
+    return status
 
 
 def abandon(run_id: int) -> str:
     """Mark a run that no worker is doing (the app stopped mid-run) as failed, so the
     report can be updated again. Refused while a worker — here or in another process
-    with a recent heartbeat — is on it."""
+    with a recent heartbeat, or the job queue — is on it."""
     from core.db import session_scope
     from core.models import UpdateRun
     from core.runs import fail_run, worker_alive
@@ -180,27 +273,32 @@ def abandon(run_id: int) -> str:
     return status_of(run_id) or "failed"
 
 
-def resume(run_id: int, *, sync: bool | None = None) -> None:
-    """Continue a killed or failed update run (``core.update.resume_run``), reusing what
-    it already fetched and proposed. Refused at once while a worker of this process is
-    on it; the engine refuses a run another live process is doing."""
+def resume(run_id: int, *, sync: bool | None = None, approve_all: bool = False) -> None:
+    """Continue a killed or failed update run (the resume path: ``begin_resume``, then
+    ``execute_update`` with its lease), reusing what it already fetched and proposed.
+    Refused at once while a worker — here, or the queue's — is on it; the engine refuses
+    a run another live process is doing."""
     from core.runs import RunStopped
-    from core.update import begin_resume, execute_update
+    from core.update import begin_resume
 
     if is_working(run_id):
         raise EvergreenError(f"Run {run_id} is still being worked on; watch it instead.")
     _errors.pop(run_id, None)
-    lease = begin_resume(run_id)  # a refusal reaches the page here, before any thread starts
-    if _synchronous(sync):
+    how = _how(sync)
+    lease = begin_resume(run_id)  # a refusal reaches the page here, before any worker
+    if how == "sync":
         try:
-            execute_update(run_id, lease=lease)
+            run_job(run_id, approve_all=approve_all, lease=lease)
         except RunStopped as exc:  # recorded on the run; the page shows why
             raise EvergreenError(str(exc)) from None
+        return
+    if how == "queue":  # a worker takes the run over from this process
+        _hand_over(run_id, how, approve_all=approve_all)
         return
 
     def work() -> None:
         try:
-            execute_update(run_id, lease=lease)
+            run_job(run_id, approve_all=approve_all, lease=lease)
         except RunStopped as exc:  # cancelled or taken over: recorded on the run
             _errors[run_id] = str(exc)
         except EvergreenError as exc:
@@ -245,6 +343,48 @@ def start_create(
     Input is validated here first, so a bad question or source is reported at once.
     """
     from core.research import create_report
+
+    how = _how(sync)
+    if how == "sync":
+        question = _checked(question, source)
+        return create_report(question, title=title, as_of=as_of, source=source)
+    submit_create(question, title=title, as_of=as_of, source=source, sync=False)
+    return None
+
+
+def submit_create(
+    question: str,
+    *,
+    title: str | None = None,
+    as_of: datetime | None = None,
+    source: str = "sample",
+    settings: dict[str, Any] | None = None,
+    baseline_of: int | None = None,
+    sync: bool | None = False,
+) -> int:
+    """Register a new report (or a rebuild's baseline: ``baseline_of``) and have its
+    research done by a worker; returns the create run's id at once. Bad input is
+    refused here, before anything is registered."""
+    from core.research import begin_create
+
+    question = _checked(question, source)
+    how = _how(sync)
+    run_id = begin_create(
+        question,
+        title=title,
+        as_of=as_of,
+        source=source,
+        settings=settings,
+        baseline_of=baseline_of,
+    )
+    if how == "sync":
+        work_on(run_id)
+    else:
+        _hand_over(run_id, how)
+    return run_id
+
+
+def _checked(question: str, source: str) -> str:
     from core.services import check_source
     from core.sources.registry import providers_for
     from core.validation import clean_question
@@ -252,18 +392,4 @@ def start_create(
     question = clean_question(question)
     check_source(source)
     providers_for(source).close()  # fails now (not in the worker) if the source is unusable
-    if _synchronous(sync):
-        return create_report(question, title=title, as_of=as_of, source=source)
-
-    from core.db import get_engine
-
-    get_engine()  # open (and migrate) the database here, not concurrently in a worker
-
-    def work() -> None:
-        try:
-            create_report(question, title=title, as_of=as_of, source=source)
-        except Exception:  # recorded on the report's run by the engine
-            log.exception("creating a report failed")
-
-    _spawn(f"evergreen-create-{time.monotonic_ns()}", work)
-    return None
+    return question

@@ -64,10 +64,19 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+QUEUED = "queue"  # the worker of a run waiting in the job queue (PostgreSQL, core.queue)
+
+
 def worker_alive(run: UpdateRun) -> bool:
     """Is some *other* process still doing this run's work? On this host the worker's
-    process id says; a worker on another host is alive while its heartbeat is recent.
-    (Whether a thread of this process is on it: ``core.jobs.is_working``.)"""
+    process id says; a worker on another host is alive while its heartbeat is recent, or
+    while the queue says a live worker holds the run's job. A run waiting in the queue is
+    alive while its job is there. (Whether a thread of this process is on it:
+    ``core.jobs.is_working``.)"""
+    if run.worker == QUEUED:
+        from core.queue import held
+
+        return held(int(run.id))
     host, _, pid = (run.worker or "").rpartition(":")
     if host == socket.gethostname() and pid.isdigit():
         try:
@@ -77,9 +86,14 @@ def worker_alive(run: UpdateRun) -> bool:
         except PermissionError:
             return True
         return int(pid) != os.getpid()
-    if run.heartbeat_at is None:
-        return False
-    return (utcnow() - as_utc(run.heartbeat_at)).total_seconds() < STALE_AFTER_SECONDS
+    beat = run.heartbeat_at
+    if beat is not None and (utcnow() - as_utc(beat)).total_seconds() < STALE_AFTER_SECONDS:
+        return True
+    if run.worker and run.status in ("running", "cancelling"):
+        from core.queue import held
+
+        return held(int(run.id))  # a long step on a worker elsewhere: its job says
+    return False
 
 
 def run_state(run: UpdateRun) -> str:
@@ -301,6 +315,59 @@ def take_over(session: Session, run: UpdateRun) -> int:
             f"Run {run.id} was just taken over by another process; watch it instead."
         )
     return lease
+
+
+def claim(run_id: int, *, resumed: bool = False) -> int | None:
+    """The worker about to do a run's job takes the run: one compare-and-set that bumps
+    its lease, so whichever process registered the run, and whoever held it before (a
+    worker that was killed), this worker alone can write to it from now on. Returns the
+    lease, or None when there is nothing to do: the run is gone, ended (a job for a final
+    run just returns), not open for work, or was cancelled before any worker took it up
+    (it ends cancelled here). ``resumed``: the job was started before, by a worker that
+    stopped (its run continues from its checkpoints)."""
+    for _ in range(10):  # a cancel or heartbeat moving the row meanwhile: read it again
+        with session_scope() as session:
+            run = session.get(UpdateRun, int(run_id))
+            if run is None or run.status not in ("running", "cancelling"):
+                return None
+            if run.status == "cancelling":
+                values = {"finished_at": utcnow(), "error": "Cancelled before a worker took it up."}
+                set_status(
+                    session,
+                    run.id,
+                    "cancelled",
+                    expect=("cancelling",),
+                    lease=run.lease,
+                    values=values,
+                )
+                return None
+            held, lease = run.lease, run.lease + 1  # (the UPDATE refreshes ``run``)
+            values = {"lease": lease, "worker": worker_id(), "heartbeat_at": utcnow()}
+            if resumed:
+                values["progress"] = "resuming (the worker doing it stopped)"
+            if set_status(
+                session, run.id, "running", expect=("running",), lease=held, values=values
+            ):
+                return lease
+    return None
+
+
+def mark_queued(run_id: int, *, was: str | None = None) -> bool:
+    """The run waits in the job queue (no worker has it yet): its worker reads ``queue``,
+    so every screen shows it running, not interrupted, while its job is there. Only if
+    the run is still open for work and held by ``was`` (default: this process) — a
+    worker that took it up meanwhile keeps it."""
+    with session_scope() as session:
+        stmt = (
+            update(UpdateRun)
+            .where(
+                col(UpdateRun.id) == int(run_id),
+                col(UpdateRun.status).in_(("running", "cancelling")),
+                col(UpdateRun.worker) == (was or worker_id()),
+            )
+            .values(worker=QUEUED, heartbeat_at=utcnow())
+        )
+        return session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
 
 
 def interrupt_run(run_id: int, lease: int) -> None:

@@ -1,4 +1,5 @@
-"""Per-report update settings and the update schedule (``evergreen update --due``).
+"""Per-report update settings, the update schedule (``evergreen update --due``, or the
+workers' periodic task on PostgreSQL) and update rounds (``evergreen update --all``).
 
 A report with ``every_days = N`` in its settings is *due* when it is not archived, has
 no open run (running or awaiting review) and its last run — of any kind, successful or not —
@@ -57,41 +58,131 @@ def due_reports(session: Session, now: datetime | None = None) -> list[Report]:
     return out
 
 
+def updatable_reports(session: Session) -> list[Report]:
+    """Every report an update round covers (``evergreen update --all``): not archived, a
+    version to update, no open run."""
+    return [
+        report
+        for report in list_reports(session)
+        if report.archived_at is None
+        and latest_version(session, report.id) is not None
+        and open_run_for(session, report.id) is None
+    ]
+
+
+def _scheduler_as_of(now: datetime | None) -> datetime | None:
+    # as of the scheduler's clock, but never later than today (a test's or a catch-up
+    # run's "now" may be ahead; sources cannot be read in the future)
+    return None if now is None else min(as_utc(now), utcnow())
+
+
 def run_due(*, workers: int = 1, now: datetime | None = None) -> list[dict[str, Any]]:
     """Propose an update (as of now) for every due report, ``workers`` at a time.
 
     Returns one row per report: report_id, run_id, status and error (None when fine).
     """
     from core.db import session_scope
-    from core.jobs import work_on
-    from core.update import begin_update
 
     if workers < 1:
         raise EvergreenError(f"--workers must be at least 1 (got {workers}).")
     with session_scope() as session:
         due = [(r.id, r.title) for r in due_reports(session, now)]
+    return run_updates(due, workers=workers, as_of=_scheduler_as_of(now))
+
+
+def run_updates(
+    reports: list[tuple[int, str]], *, workers: int = 1, as_of: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Propose an update of each (report id, title) here, ``workers`` at a time; one row
+    per report: report_id, title, run_id, status, error and actions."""
+    from core.jobs import work_on
+    from core.update import begin_update
+
+    if workers < 1:
+        raise EvergreenError(f"--workers must be at least 1 (got {workers}).")
 
     def one(item: tuple[int, str]) -> dict[str, Any]:
         report_id, title = item
         row: dict[str, Any] = {"report_id": report_id, "title": title, "run_id": None}
         try:
-            # as of the scheduler's clock, but never later than today (a test's or a
-            # catch-up run's "now" may be ahead; sources cannot be read in the future)
-            when = None if now is None else min(as_utc(now), utcnow())
-            row["run_id"] = begin_update(report_id, as_of=when)
+            row["run_id"] = begin_update(report_id, as_of=as_of)
         except EvergreenError as exc:
             return {**row, "status": "not started", "error": str(exc)}
-        status = work_on(row["run_id"])  # never raises; failures are recorded on the run
-        with session_scope() as session:
-            run = session.get(UpdateRun, row["run_id"])
-            error = run.error if run and status in ("failed", "cancelled") else None
-            actions = (run.summary or {}).get("actions", {}) if run else {}
-        return {**row, "status": status, "error": error, "actions": actions}
+        work_on(row["run_id"])  # never raises; failures are recorded on the run
+        return {**row, **run_row(row["run_id"])}
 
-    if not due:
+    if not reports:
         return []
-    with ThreadPoolExecutor(max_workers=min(workers, len(due))) as pool:
-        return list(pool.map(one, due))
+    with ThreadPoolExecutor(max_workers=min(workers, len(reports))) as pool:
+        return list(pool.map(one, reports))
+
+
+def run_row(run_id: int) -> dict[str, Any]:
+    """A run as one row of an update round: status, error (failed or cancelled) and the
+    section actions it proposed."""
+    from core.db import session_scope
+
+    with session_scope() as session:
+        run = session.get(UpdateRun, run_id)
+        status = run.status if run else "failed"
+        error = run.error if run and status in ("failed", "cancelled") else None
+        actions = (run.summary or {}).get("actions", {}) if run else {}
+    return {"status": status, "error": error, "actions": actions}
+
+
+def enqueue_updates(
+    reports: list[tuple[int, str]], *, as_of: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Register an update of each (report id, title) and queue them all for the workers
+    (PostgreSQL, ``core.queue``); the rows say ``queued`` (or why one did not start)."""
+    from core.queue import enqueue_runs
+    from core.update import begin_update
+
+    rows: list[dict[str, Any]] = []
+    for report_id, title in reports:
+        row: dict[str, Any] = {"report_id": report_id, "title": title, "run_id": None}
+        try:
+            row["run_id"] = begin_update(report_id, as_of=as_of)
+        except EvergreenError as exc:
+            rows.append({**row, "status": "not started", "error": str(exc)})
+            continue
+        rows.append({**row, "status": "queued", "error": None})
+    started = [r["run_id"] for r in rows if r["run_id"]]
+    if started:
+        try:
+            enqueue_runs(started)
+        except BaseException as exc:  # registered runs must not hang open
+            from core.runs import end_failed
+
+            for run_id in started:
+                end_failed(run_id, f"It could not be queued: {exc}")
+            raise
+    return rows
+
+
+def enqueue_due(now: datetime | None = None) -> list[dict[str, Any]]:
+    """Queue an update for every due report (the workers' schedule; ``update --due`` on
+    PostgreSQL with workers). Two of these at once give one run per report: a report
+    with an open run is not due, and the database allows one open run per report."""
+    from core.db import session_scope
+
+    with session_scope() as session:
+        due = [(r.id, r.title) for r in due_reports(session, now)]
+    return enqueue_updates(due, as_of=_scheduler_as_of(now))
+
+
+def update_round(
+    *, as_of: datetime | None = None, workers: int = 1, queue: bool = False
+) -> list[dict[str, Any]]:
+    """An update of every report (``updatable_reports``): queued for the workers, or
+    done here ``workers`` at a time."""
+    from core.db import session_scope
+
+    with session_scope() as session:
+        reports = [(r.id, r.title) for r in updatable_reports(session)]
+    if queue:
+        return enqueue_updates(reports, as_of=as_of)
+    return run_updates(reports, workers=workers, as_of=as_of)
 
 
 def save_report_settings(

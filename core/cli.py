@@ -328,10 +328,19 @@ def update_cmd(
         bool,
         typer.Option("--wait", help="With --due / --all on workers: wait for every run to end."),
     ] = False,
+    force_recheck: Annotated[
+        bool,
+        typer.Option(
+            "--force-recheck",
+            help="Fetch every cited page whole, even one another report's update checked "
+            "within the freshness window (EVERGREEN_RECHECK_HOURS).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Refresh evidence, look for what is new, and propose section changes (on PostgreSQL
-    with a worker running: the workers do the runs; --due and --all queue them)."""
+    with a worker running: the workers do the runs; --due and --all queue them). A page
+    another report's update checked recently is not fetched again (--force-recheck)."""
     from core.update import update_report
 
     if due or every:
@@ -343,7 +352,7 @@ def update_cmd(
                 f"{flag} updates {'the scheduled' if due else 'every'} report: give no REPORT "
                 "or --approve-all."
             )
-        _update_many(due, _as_of(as_of), workers, wait, as_json)
+        _update_many(due, _as_of(as_of), workers, wait, as_json, force_recheck)
         return
     if report is None:
         raise EvergreenError(
@@ -351,10 +360,14 @@ def update_cmd(
         )
     when = _as_of(as_of)
     if _queued():
-        result = _update_on_worker(report, as_of=when, approve_all=approve_all)
+        result = _update_on_worker(
+            report, as_of=when, approve_all=approve_all, force_recheck=force_recheck
+        )
     else:
         with out.status("Updating …"):
-            result = update_report(report, as_of=when, approve_all=approve_all)
+            result = update_report(
+                report, as_of=when, approve_all=approve_all, force_recheck=force_recheck
+            )
     if as_json:
         _print_json(result)
         return
@@ -367,7 +380,9 @@ def update_cmd(
         out.print(f"Review with: evergreen review {result['run_id']} --approve-all --commit")
 
 
-def _update_many(due: bool, now: Any, workers: int, wait: bool, as_json: bool) -> None:
+def _update_many(
+    due: bool, now: Any, workers: int, wait: bool, as_json: bool, force_recheck: bool = False
+) -> None:
     """--due: propose an update for each report whose schedule is due; --all: for every
     report. On workers the runs are queued (--wait: watched to their end); otherwise done
     here, ``workers`` at a time. The runs wait for review."""
@@ -379,7 +394,9 @@ def _update_many(due: bool, now: Any, workers: int, wait: bool, as_json: bool) -
     if due:
         rows = enqueue_due(now) if queued else run_due(workers=workers, now=now)
     else:
-        rows = update_round(as_of=now, workers=workers, queue=queued)
+        rows = update_round(
+            as_of=now, workers=workers, queue=queued, force_recheck=force_recheck
+        )
     if queued and wait:
         rows = [{**r, **_watched(r["run_id"], run_row)} if r["run_id"] else r for r in rows]
     if as_json:
@@ -454,10 +471,14 @@ def _update_result(run_id: int) -> dict[str, Any]:
         return run_result(session, run_id)
 
 
-def _update_on_worker(report: str, *, as_of: Any, approve_all: bool) -> dict[str, Any]:
+def _update_on_worker(
+    report: str, *, as_of: Any, approve_all: bool, force_recheck: bool = False
+) -> dict[str, Any]:
     from core import jobs
 
-    run_id = jobs.start_update(report, as_of=as_of, approve_all=approve_all, sync=False)
+    run_id = jobs.start_update(
+        report, as_of=as_of, approve_all=approve_all, sync=False, force_recheck=force_recheck
+    )
     return _watched(run_id, _update_result)
 
 

@@ -91,7 +91,11 @@ def run_due(*, workers: int = 1, now: datetime | None = None) -> list[dict[str, 
 
 
 def run_updates(
-    reports: list[tuple[int, str]], *, workers: int = 1, as_of: datetime | None = None
+    reports: list[tuple[int, str]],
+    *,
+    workers: int = 1,
+    as_of: datetime | None = None,
+    force_recheck: bool = False,
 ) -> list[dict[str, Any]]:
     """Propose an update of each (report id, title) here, ``workers`` at a time; one row
     per report: report_id, title, run_id, status, error and actions."""
@@ -105,7 +109,7 @@ def run_updates(
         report_id, title = item
         row: dict[str, Any] = {"report_id": report_id, "title": title, "run_id": None}
         try:
-            row["run_id"] = begin_update(report_id, as_of=as_of)
+            row["run_id"] = begin_update(report_id, as_of=as_of, force_recheck=force_recheck)
         except EvergreenError as exc:
             return {**row, "status": "not started", "error": str(exc)}
         work_on(row["run_id"])  # never raises; failures are recorded on the run
@@ -131,7 +135,10 @@ def run_row(run_id: int) -> dict[str, Any]:
 
 
 def enqueue_updates(
-    reports: list[tuple[int, str]], *, as_of: datetime | None = None
+    reports: list[tuple[int, str]],
+    *,
+    as_of: datetime | None = None,
+    force_recheck: bool = False,
 ) -> list[dict[str, Any]]:
     """Register an update of each (report id, title) and queue them all for the workers
     (PostgreSQL, ``core.queue``); the rows say ``queued`` (or why one did not start)."""
@@ -142,7 +149,7 @@ def enqueue_updates(
     for report_id, title in reports:
         row: dict[str, Any] = {"report_id": report_id, "title": title, "run_id": None}
         try:
-            row["run_id"] = begin_update(report_id, as_of=as_of)
+            row["run_id"] = begin_update(report_id, as_of=as_of, force_recheck=force_recheck)
         except EvergreenError as exc:
             rows.append({**row, "status": "not started", "error": str(exc)})
             continue
@@ -172,7 +179,11 @@ def enqueue_due(now: datetime | None = None) -> list[dict[str, Any]]:
 
 
 def update_round(
-    *, as_of: datetime | None = None, workers: int = 1, queue: bool = False
+    *,
+    as_of: datetime | None = None,
+    workers: int = 1,
+    queue: bool = False,
+    force_recheck: bool = False,
 ) -> list[dict[str, Any]]:
     """An update of every report (``updatable_reports``): queued for the workers, or
     done here ``workers`` at a time."""
@@ -181,8 +192,8 @@ def update_round(
     with session_scope() as session:
         reports = [(r.id, r.title) for r in updatable_reports(session)]
     if queue:
-        return enqueue_updates(reports, as_of=as_of)
-    return run_updates(reports, workers=workers, as_of=as_of)
+        return enqueue_updates(reports, as_of=as_of, force_recheck=force_recheck)
+    return run_updates(reports, workers=workers, as_of=as_of, force_recheck=force_recheck)
 
 
 def save_report_settings(

@@ -4,6 +4,7 @@ window is a conditional request that a 304 answers with no body."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from core.sources.corpus import add_corpus
 from core.sources.urlpolicy import UrlRefused
 from core.sources.web import WebFetcher
 from core.update import update_report
-from tests.conftest import APP, write_jsonl
+from tests.conftest import APP, run_cli, write_jsonl
 from tests.fakes.tavily_server import FakeTavily
 from tests.fakes.website import Page, Website, html_page
 from tests.helpers.apptest import ok
@@ -117,6 +118,23 @@ def test_another_as_of_a_reimported_corpus_or_force_looks_again(
     d = update_report(second, as_of=later)
     assert costs(d["run_id"])["shared_checks"] == 0
     assert d["evidence"]["changed"] + d["evidence"]["material"] >= 1  # the new flow page
+
+
+def test_the_cli_shares_looks_and_forces_a_recheck(corpus: str, workspace: Path) -> None:
+    first, second, third = make_report(corpus), make_report(corpus), make_report(corpus)
+    cited = update_report(first, as_of=JUNE)["evidence"]["checked"]
+    shared = run_cli(workspace, "update", str(second), "--as-of", "2024-06-30", "--json")
+    forced = run_cli(
+        workspace, "update", str(third), "--as-of", "2024-06-30", "--force-recheck", "--json"
+    )
+    assert shared.returncode == 0 and forced.returncode == 0, shared.stderr + forced.stderr
+    assert costs(json.loads(shared.stdout)["run_id"])["shared_checks"] == cited
+    assert costs(json.loads(forced.stdout)["run_id"]) == {
+        "fetches": cited,
+        "bytes": costs(json.loads(forced.stdout)["run_id"])["bytes"],
+        "not_modified": 0,
+        "shared_checks": 0,
+    }
 
 
 def test_deleting_a_report_keeps_the_looks_that_served_another(corpus: str) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tests.helpers.browser import (
     ROOT,
+    click_until_disabled,
     configure_expect,
     new_page,
     open_screen,
@@ -74,8 +75,7 @@ def test_other_tabs_and_the_cli_are_reflected_without_a_reload(
         settle(a)
         open_screen(b, url, "review", "Review")
         approve_b = b.get_by_role("button", name="Approve", exact=True).first
-        approve_b.click()
-        expect(approve_b).to_be_disabled()
+        click_until_disabled(approve_b)
         approve_a = a.get_by_role("button", name="Approve", exact=True).first
         expect(approve_a).to_be_disabled(timeout=REDRAWN)
         assert not INTERNAL.search(visible_text(a))

@@ -126,6 +126,26 @@ def settle(page: Any) -> None:
     )
 
 
+def click_until_disabled(button: Any, *, patience: float = 5_000) -> int:
+    """Click a decision button until it shows the decision (disabled); returns the clicks
+    it took. Streamlit sometimes drops a click that lands while another fragment of the
+    page is redrawing (seen here about one time in five with the Review polls running in
+    a second tab): the analyst clicks again, and so does this — at most three times."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect
+
+    for clicks in (1, 2):
+        button.click()
+        try:
+            expect(button).to_be_disabled(timeout=patience)
+            return clicks
+        except (AssertionError, PlaywrightTimeout):
+            continue
+    button.click()
+    expect(button).to_be_disabled()
+    return 3
+
+
 def open_screen(page: Any, url: str, path: str, title: str) -> None:
     from playwright.sync_api import expect
 

@@ -174,6 +174,10 @@ class SignallingModel(FakeOpenAI):
         return reply
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_an_update_marks_it_interrupted_and_exits_130(
     workspace: Path, report: int
 ) -> None:
@@ -194,6 +198,9 @@ def test_ctrl_c_stops_an_update_marks_it_interrupted_and_exits_130(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # as a terminal starts it: Ctrl-C delivered (a child inherits an ignored
+            # SIGINT, and something earlier in a full test session leaves it ignored here)
+            preexec_fn=_default_sigint,
         )
         try:
             assert model.asked.wait(120), "the update never called the model"

@@ -824,17 +824,30 @@ def main() -> None:
         _fail("Interrupted.", 130)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            raise SystemExit(exc.exit_code) from None
+    except Exception as exc:  # usage errors: one line and the usage, never a traceback
+        if _usage_error(exc):
+            exc.show()  # type: ignore[attr-defined]
+            raise SystemExit(exc.exit_code) from None  # type: ignore[attr-defined]
         raise
     if isinstance(code, int) and code == 130:
         _fail("Interrupted.", code)
     if isinstance(code, int) and code:
         _exit(code)
+
+
+def _usage_error(exc: Exception) -> bool:
+    """A click usage error — click's own, or the copy of click that newer typer releases
+    carry (``typer._click``: not a subclass of click's)."""
+    import click
+
+    kinds: list[type] = [click.ClickException]
+    try:
+        from typer._click.exceptions import ClickException as TyperClickException
+
+        kinds.append(TyperClickException)
+    except ImportError:  # a typer that uses click itself
+        pass
+    return isinstance(exc, tuple(kinds))
 
 
 def _next_step(exc: RunBusyError) -> str:

@@ -98,3 +98,19 @@ def test_a_report_held_by_a_run_names_the_command_that_frees_it(workspace: Path)
         f"Error: Run {run_id} of report 1 is awaiting review. "
         f"Review it: evergreen review {run_id} (or evergreen cancel {run_id})."
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("export", "1"), "Missing option '--output'"),
+        (("update", "1", "--nope"), "No such option: --nope"),
+    ],
+)
+def test_a_usage_error_is_the_usage_and_one_line_never_a_traceback(
+    workspace: Path, args: tuple[str, ...], message: str
+) -> None:
+    result = run(workspace, *args)
+    assert result.returncode == 2
+    assert message in result.stderr and "Usage: " in result.stderr
+    assert "Traceback" not in result.stderr and "╭" not in result.stderr

@@ -34,6 +34,7 @@ from core.models import (
     UpdateRun,
 )
 from core.sources.base import FetchedPage, Fetcher, Validators
+from core.sources.registry import fetcher_name
 
 
 @dataclass
@@ -212,12 +213,6 @@ class SharedChecks:
 
 
 # -- what the screens read ---------------------------------------------------------------
-def provider_of_source(source: str) -> str:
-    """The fetcher name a report's source spec reads pages with (``sample``,
-    ``corpus:NAME``, ``web``), as SourceCheck.provider starts."""
-    return source.removeprefix("corpus:") if source.startswith("corpus:") else source
-
-
 def _provider_matches(check: SourceCheck, name: str) -> bool:
     return check.provider == name or check.provider.startswith(f"{name}@")
 
@@ -292,7 +287,7 @@ def news_since_versions(session: Session) -> dict[int, list[dict[str, Any]]]:
     out: dict[int, list[dict[str, Any]]] = {}
     for (report_id, source_id), (version, spec, marker, snap) in sorted(cited.items()):
         temporal = spec != "web"
-        name = provider_of_source(spec)
+        name = fetcher_name(spec)  # what SourceCheck.provider starts with
         look = next(
             (
                 c

@@ -21,6 +21,23 @@ class Providers:
                 close()
 
 
+def corpus_name(source: str) -> str | None:
+    """The local corpus a source setting reads (``sample`` or ``corpus:NAME``), else None."""
+    if source == "sample":
+        from core.workspace import SAMPLE_CORPUS
+
+        return SAMPLE_CORPUS
+    if source.startswith("corpus:"):
+        return source.removeprefix("corpus:")
+    return None
+
+
+def fetcher_name(source: str) -> str:
+    """The name of the fetcher ``providers_for(source)`` reads pages with (a corpus's
+    name, or ``web``), without opening it."""
+    return corpus_name(source) or source
+
+
 def providers_for(source: str) -> Providers:
     from core.sources.corpus import Corpus
 

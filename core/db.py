@@ -8,6 +8,7 @@ a ReportVersion, its Sections or their Citations.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,9 +16,11 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DatabaseError
+from sqlalchemy.exc import DatabaseError, StatementError
 from sqlmodel import Session, create_engine
 
 from core import config
@@ -54,15 +57,49 @@ def _open_engine(url: str) -> Engine:
     else:
         engine = create_engine(url, pool_pre_ping=True)
     try:
-        with engine.begin() as conn:
-            cfg = alembic_config(url)
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
+        _migrate(engine, url)
     except DatabaseError as exc:
         raise damaged(exc, url) or EvergreenError(
             f"Cannot open the database {_where(url)}: {exc.orig}"
         ) from None
     return engine
+
+
+def _migrate(engine: Engine, url: str) -> None:
+    """``alembic upgrade head`` in one transaction.
+
+    SQLite alters a table by rebuilding it (a copy, then the old one dropped); with foreign
+    keys enforced, dropping a table that other rows point at fails. SQLite's documented
+    procedure is followed: enforcement off outside the transaction, the migrations, then
+    ``PRAGMA foreign_key_check`` before the commit, and enforcement back on."""
+    sqlite = engine.dialect.name == "sqlite"
+    cfg = alembic_config(url)
+    head = ScriptDirectory.from_config(cfg).get_current_head()
+    with engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+        conn.commit()
+        if current == head:
+            return
+        if sqlite:
+            conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            conn.commit()
+        try:
+            with conn.begin():
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
+                if (
+                    sqlite
+                    and current is not None
+                    and conn.exec_driver_sql("PRAGMA foreign_key_check").first()
+                ):
+                    raise EvergreenError(
+                        f"The database {_where(url)} has rows pointing at rows that do not "
+                        "exist; the schema upgrade was not applied. Restore it from a backup."
+                    )
+        finally:
+            if sqlite:
+                conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+                conn.commit()
 
 
 _DAMAGED = ("file is not a database", "malformed", "disk i/o error", "file is encrypted")
@@ -107,6 +144,19 @@ def _engine_for(url: str) -> Engine:
         return engine
 
 
+@atexit.register
+def _close_all() -> None:
+    """Close every pooled connection when the process ends: SQLite folds its write-ahead
+    log back into the database file when the last connection closes, so a finished
+    command leaves one self-contained file (copyable, backed up whole), not a file plus
+    a log only garbage collection at exit might have closed."""
+    with _ENGINES_LOCK:
+        engines = list(_ENGINES.values())
+        _ENGINES.clear()
+    for engine in engines:
+        engine.dispose()
+
+
 def dispose_engine(url: str) -> None:
     """Close the pooled connections to ``url`` (e.g. before dropping a test database)."""
     with _ENGINES_LOCK:
@@ -130,6 +180,11 @@ def session_scope(url: str | None = None) -> Iterator[Session]:
         except DatabaseError as exc:
             session.rollback()
             raise damaged(exc, url) or exc from exc
+        except StatementError as exc:
+            session.rollback()
+            if isinstance(exc.orig, EvergreenError):  # a value a column refused (models)
+                raise exc.orig from None
+            raise
         except BaseException:
             session.rollback()
             raise

@@ -7,36 +7,75 @@ Instants are timezone-aware UTC datetimes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, text
+from sqlalchemy import JSON, CheckConstraint, Column, Index, Text, UniqueConstraint, text
 from sqlalchemy.orm import declared_attr
-from sqlmodel import Field, SQLModel
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import AutoString, Field, SQLModel
 
 from core.dates import utcnow
-
-# Vocabularies kept as plain strings (portable across SQLite and PostgreSQL).
-#: interrupted: the worker stopped (Ctrl-C) before the run finished; it still holds the report
-#: until it is resumed or cancelled. A "running" run whose worker is gone reads as interrupted
-#: too (core.runs.run_state).
-RUN_STATUSES = (
-    "running",
-    "cancelling",
-    "interrupted",
-    "awaiting_review",
-    "committed",
-    "failed",
-    "cancelled",
+from core.errors import EvergreenError
+from core.states import (
+    OPEN_RUN_STATUSES,
+    SNAPSHOT_KINDS,
+    Action,
+    ChangeKind,
+    CheckOutcome,
+    ClaimState,
+    Decision,
+    RunKind,
+    RunStatus,
+    SectionStatus,
 )
-RUN_KINDS = ("create", "update", "rebuild", "import")
-ACTIONS = ("keep", "revise", "extend", "add", "remove")
-DECISIONS = ("pending", "approved", "rejected")
-CHANGE_KINDS = ("new", "unchanged", "minor", "material", "changed", "gone", "imported")
-SECTION_STATUSES = ("new", "kept", "revised", "extended", "added")
-#: fetched: the page was read; not_modified: the server answered 304 to a conditional
-#: request (no body); gone: the page no longer exists; error: it could not be read
-CHECK_OUTCOMES = ("fetched", "not_modified", "gone", "error")
+
+# Every state is a StrEnum of core.states, stored as its plain text (portable across
+# SQLite and PostgreSQL); the database refuses any other value (CHECK constraints,
+# migration 0008) and rows read back as members.
+RUN_STATUSES = tuple(RunStatus)
+RUN_KINDS = tuple(RunKind)
+ACTIONS = tuple(Action)
+DECISIONS = tuple(Decision)
+CHANGE_KINDS = SNAPSHOT_KINDS
+SECTION_STATUSES = tuple(SectionStatus)
+CHECK_OUTCOMES = tuple(CheckOutcome)
+CLAIM_STATES = tuple(ClaimState)
+
+
+class Vocabulary(TypeDecorator[StrEnum]):
+    """A column holding one StrEnum's values as text: members are written as their
+    string, a value outside the vocabulary is refused before it reaches the database,
+    and what is read comes back as a member."""
+
+    impl = AutoString
+    cache_ok = True
+
+    def __init__(self, vocabulary: type[StrEnum]) -> None:
+        super().__init__()
+        self.vocabulary = vocabulary
+
+    def process_bind_param(self, value: Any, dialect: Any) -> str | None:
+        if value is None:
+            return None
+        try:
+            return str(self.vocabulary(value))
+        except ValueError:
+            allowed = ", ".join(self.vocabulary)
+            raise EvergreenError(
+                f"{value!r} is not a {self.vocabulary.__name__} (one of {allowed})."
+            ) from None
+
+    def process_result_value(self, value: Any, dialect: Any) -> StrEnum | None:
+        return None if value is None else self.vocabulary(value)
+
+
+def one_of(column: str, values: Iterable[str], name: str) -> CheckConstraint:
+    """The CHECK constraint keeping ``column`` inside its vocabulary."""
+    listed = ", ".join(f"'{v}'" for v in values)
+    return CheckConstraint(f"{column} IN ({listed})", name=name)
 
 
 class Report(SQLModel, table=True):
@@ -70,7 +109,10 @@ class ReportVersion(SQLModel, table=True):
 
 
 class Section(SQLModel, table=True):
-    __table_args__ = (Index("ix_section_version_order", "version_id", "order"),)
+    __table_args__ = (
+        Index("ix_section_version_order", "version_id", "order"),
+        one_of("status", SectionStatus, "ck_section_status"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     version_id: int = Field(foreign_key="reportversion.id")
     key: str  # stable across versions
@@ -78,7 +120,8 @@ class Section(SQLModel, table=True):
     level: int
     order: int
     body: str = Field(sa_column=Column(Text, nullable=False))
-    status: str = "new"  # relative to the parent version: SECTION_STATUSES
+    # relative to the parent version
+    status: SectionStatus = Field(default=SectionStatus.NEW, sa_type=Vocabulary(SectionStatus))
 
 
 class Source(SQLModel, table=True):
@@ -92,7 +135,10 @@ class Snapshot(SQLModel, table=True):
     """What a source said when fetched (as of a date). Content may be absent for
     a reference imported from someone's report and not yet fetched."""
 
-    __table_args__ = (Index("ix_snapshot_source_asof", "source_id", "as_of"),)
+    __table_args__ = (
+        Index("ix_snapshot_source_asof", "source_id", "as_of"),
+        one_of("change_kind", SNAPSHOT_KINDS, "ck_snapshot_change_kind"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     source_id: int = Field(foreign_key="source.id")
     title: str = ""
@@ -102,7 +148,8 @@ class Snapshot(SQLModel, table=True):
     as_of: datetime | None = None  # the "as of" the fetch asked for
     published: datetime | None = None  # when this content became valid, if known
     previous_id: int | None = Field(default=None, foreign_key="snapshot.id")
-    change_kind: str = "new"  # vs previous_id: CHANGE_KINDS
+    # vs previous_id
+    change_kind: ChangeKind = Field(default=ChangeKind.NEW, sa_type=Vocabulary(ChangeKind))
     similarity: float | None = None
     claim_diff: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
     reasons: list[str] = Field(default_factory=list, sa_column=Column(JSON))
@@ -115,14 +162,18 @@ class Snapshot(SQLModel, table=True):
 class PoolEntry(SQLModel, table=True):
     """A source in one report's evidence pool, with its stable citation marker."""
 
-    __table_args__ = (UniqueConstraint("report_id", "source_id"),)
+    __table_args__ = (
+        UniqueConstraint("report_id", "source_id"),
+        one_of("status", ChangeKind, "ck_poolentry_status"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     report_id: int = Field(foreign_key="report.id", index=True)
     source_id: int = Field(foreign_key="source.id")
     marker: int
     latest_snapshot_id: int | None = Field(default=None, foreign_key="snapshot.id")
     last_checked: datetime | None = None
-    status: str = "new"  # the last change kind seen
+    # the last change kind seen
+    status: ChangeKind = Field(default=ChangeKind.NEW, sa_type=Vocabulary(ChangeKind))
 
 
 class SourceCheck(SQLModel, table=True):
@@ -130,13 +181,16 @@ class SourceCheck(SQLModel, table=True):
     page is looked at once per as-of, a web page once per freshness window. It names the
     snapshot holding the text it saw, and the validators a conditional re-check sends."""
 
-    __table_args__ = (Index("ix_sourcecheck_source", "source_id", "provider", "checked_at"),)
+    __table_args__ = (
+        Index("ix_sourcecheck_source", "source_id", "provider", "checked_at"),
+        one_of("outcome", CheckOutcome, "ck_sourcecheck_outcome"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     source_id: int = Field(foreign_key="source.id")
     provider: str  # the fetcher (and its revision: a corpus re-imported is another one)
     as_of: datetime | None = None  # the instant asked for
     checked_at: datetime = Field(default_factory=utcnow)
-    outcome: str  # CHECK_OUTCOMES
+    outcome: CheckOutcome = Field(sa_type=Vocabulary(CheckOutcome))
     snapshot_id: int | None = Field(default=None, foreign_key="snapshot.id")
     etag: str | None = None
     last_modified: str | None = None
@@ -162,17 +216,14 @@ class Citation(SQLModel, table=True):
     marker: int
 
 
-#: supported: anchored in the cited snapshot; unsupported: no passage of it says this;
-#: unresolved: the cited snapshot has no text yet; stale: a newer snapshot no longer says
-#: this and the sentence was not revised (the claim keeps citing the older snapshot).
-CLAIM_STATES = ("supported", "unsupported", "unresolved", "stale")
-
-
 class Claim(SQLModel, table=True):
     """One cited sentence of a committed section, anchored to the passages of the snapshot
     that support it (W3C TextQuoteSelectors). Immutable, like its section."""
 
-    __table_args__ = (Index("ix_claim_section", "section_id", "position"),)
+    __table_args__ = (
+        Index("ix_claim_section", "section_id", "position"),
+        one_of("state", ClaimState, "ck_claim_state"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     section_id: int = Field(foreign_key="section.id")
     position: int  # the sentence's order in the section
@@ -180,13 +231,12 @@ class Claim(SQLModel, table=True):
     marker: int
     snapshot_id: int | None = Field(default=None, foreign_key="snapshot.id")
     selectors: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
-    state: str = "supported"  # CLAIM_STATES
+    state: ClaimState = Field(default=ClaimState.SUPPORTED, sa_type=Vocabulary(ClaimState))
     score: float = 0.0
     detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
 
 
-OPEN_RUN_STATUSES = ("running", "cancelling", "interrupted", "awaiting_review")
-OPEN_RUN_WHERE = "status IN ('running', 'cancelling', 'interrupted', 'awaiting_review')"
+OPEN_RUN_WHERE = "status IN (" + ", ".join(f"'{s}'" for s in OPEN_RUN_STATUSES) + ")"
 
 
 class UpdateRun(SQLModel, table=True):
@@ -207,6 +257,8 @@ class UpdateRun(SQLModel, table=True):
             sqlite_where=text(OPEN_RUN_WHERE),
             postgresql_where=text(OPEN_RUN_WHERE),
         ),
+        one_of("status", RunStatus, "ck_updaterun_status"),
+        one_of("kind", RunKind, "ck_updaterun_kind"),
     )
 
     @declared_attr  # type: ignore[misc]
@@ -215,9 +267,9 @@ class UpdateRun(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     report_id: int = Field(foreign_key="report.id", index=True)
-    kind: str  # RUN_KINDS
+    kind: RunKind = Field(sa_type=Vocabulary(RunKind))
     as_of: datetime
-    status: str = "running"  # RUN_STATUSES
+    status: RunStatus = Field(default=RunStatus.RUNNING, sa_type=Vocabulary(RunStatus))
     error: str | None = Field(default=None, sa_column=Column(Text))
     base_version_id: int | None = Field(default=None, foreign_key="reportversion.id")
     version_id: int | None = Field(default=None, foreign_key="reportversion.id")
@@ -234,11 +286,15 @@ class UpdateRun(SQLModel, table=True):
 class SectionProposal(SQLModel, table=True):
     """One section's proposed change in a run; a run proposes each section once."""
 
-    __table_args__ = (Index("ux_sectionproposal_run_key", "run_id", "key", unique=True),)
+    __table_args__ = (
+        Index("ux_sectionproposal_run_key", "run_id", "key", unique=True),
+        one_of("action", Action, "ck_sectionproposal_action"),
+        one_of("decision", Decision, "ck_sectionproposal_decision"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="updaterun.id", index=True)
     key: str
-    action: str  # ACTIONS
+    action: Action = Field(sa_type=Vocabulary(Action))
     heading: str
     level: int
     order: int
@@ -247,7 +303,7 @@ class SectionProposal(SQLModel, table=True):
     rationale: str = Field(default="", sa_column=Column(Text))
     evidence: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
     citations: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON))
-    decision: str = "pending"  # DECISIONS
+    decision: Decision = Field(default=Decision.PENDING, sa_type=Vocabulary(Decision))
     analyst_text: str | None = Field(default=None, sa_column=Column(Text))
     flags: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     # each claim of old_text re-checked against the newest snapshots (core.claims)

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from diff_match_patch import diff_match_patch
 from rapidfuzz import fuzz, process
@@ -34,11 +34,8 @@ from rapidfuzz import fuzz, process
 from core.citations import strip_citations
 from core.keyfacts import normalise_value
 from core.sentences import sentence_spans
+from core.states import HOLDING_OUTCOMES, AnchorOutcome
 from core.text import STOP, clean_inline, stem
-
-Outcome = Literal["intact", "moved", "reworded", "edited", "gone"]
-#: outcomes after which the sentence still says what its source says
-HOLDS: frozenset[str] = frozenset({"intact", "moved", "reworded"})
 
 CONTEXT = 32  # characters of prefix / suffix kept with a quote
 MAX_PASSAGES = 4  # at most this many passages support one claim
@@ -191,9 +188,13 @@ def passages(content: str) -> tuple[Passage, ...]:
             flush_block()
             flush_unit()
             continue
-        if unit is not None and not _UNIT_LINE.match(line) and (
-            line[:1] in (" ", "\t")
-            or (_LIST_ITEM.match(content[unit[0] : unit[1]]) and not _LABEL_ONLY.match(line))
+        if (
+            unit is not None
+            and not _UNIT_LINE.match(line)
+            and (
+                line[:1] in (" ", "\t")
+                or (_LIST_ITEM.match(content[unit[0] : unit[1]]) and not _LABEL_ONLY.match(line))
+            )
         ):
             # indented, or Markdown's lazy continuation of a list item (a wrapped line at
             # column 0) — never the next header field ("Post-History:" with no value)
@@ -432,7 +433,7 @@ def _cover(sentence: str, weights: dict[str, float], content: str) -> list[Passa
 class Located:
     """One selector re-found in a newer text."""
 
-    outcome: Outcome
+    outcome: AnchorOutcome
     selector: Selector | None  # where it is now (None when gone)
     old: str  # the passage as it was
     new: str | None  # the passage as it is now
@@ -593,34 +594,47 @@ def locate(sel: Selector, content: str) -> Located:
     if found is not None and found[1]:
         at = found[0]
         return Located(
-            "intact", Selector.at(content, at, at + len(sel.exact)), sel.exact, sel.exact
+            AnchorOutcome.INTACT,
+            Selector.at(content, at, at + len(sel.exact)),
+            sel.exact,
+            sel.exact,
         )
     passage = (_by_field(content, sel) or _by_context(content, sel)) if content else None
     if passage is not None and passage.text == sel.exact.strip():
         # the same passage, its neighbours changed
         return Located(
-            "moved", Selector.at(content, passage.start, passage.end), sel.exact, sel.exact
+            AnchorOutcome.MOVED,
+            Selector.at(content, passage.start, passage.end),
+            sel.exact,
+            sel.exact,
         )
     if passage is None and found is not None:
         at = found[0]
-        return Located("moved", Selector.at(content, at, at + len(sel.exact)), sel.exact, sel.exact)
+        return Located(
+            AnchorOutcome.MOVED, Selector.at(content, at, at + len(sel.exact)), sel.exact, sel.exact
+        )
     if passage is None and content:
         whole = Passage(0, len(content), content, "", frozenset(), None)
         inside = _rewrapped(content, whole, sel.exact)
         if inside is not None:  # the same words elsewhere, lines re-wrapped
             return Located(
-                "moved", Selector.at(content, *inside), sel.exact, content[slice(*inside)]
+                AnchorOutcome.MOVED,
+                Selector.at(content, *inside),
+                sel.exact,
+                content[slice(*inside)],
             )
         passage = _similar(content, sel) or _fuzzy_match(content, sel)
     if passage is None:
-        return Located("gone", None, sel.exact, None)
+        return Located(AnchorOutcome.GONE, None, sel.exact, None)
     inside = _rewrapped(content, passage, sel.exact)
     if inside is not None:
         # the same words, re-wrapped or now part of a longer passage: the claim holds
-        return Located("moved", Selector.at(content, *inside), sel.exact, content[slice(*inside)])
+        return Located(
+            AnchorOutcome.MOVED, Selector.at(content, *inside), sel.exact, content[slice(*inside)]
+        )
     now = Selector.at(content, passage.start, passage.end)
     differences = passage_differences(sel.exact, passage.text)
-    outcome: Outcome = "edited" if differences else "reworded"
+    outcome = AnchorOutcome.EDITED if differences else AnchorOutcome.REWORDED
     return Located(outcome, now, sel.exact, passage.text, differences)
 
 
@@ -719,9 +733,7 @@ def _stretches(ta: list[str], tb: list[str]) -> list[_Stretch]:
             n = k
             while n < i2 - i1 and _is_figure(ta[i1 + n]):
                 n += 1
-            differs = any(
-                _canon_value(ta[i1 + m]) != _canon_value(tb[j1 + m]) for m in range(k, n)
-            )
+            differs = any(_canon_value(ta[i1 + m]) != _canon_value(tb[j1 + m]) for m in range(k, n))
             out.append(_Stretch(i1 + k, i1 + n, j1 + k, j1 + n, differs))
             k = n
     return out
@@ -815,4 +827,4 @@ def _canon_value(value: str) -> str:
 
 
 def holds(outcomes: Sequence[Located]) -> bool:
-    return all(o.outcome in HOLDS for o in outcomes)
+    return all(o.outcome in HOLDING_OUTCOMES for o in outcomes)

@@ -8,6 +8,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from core.states import AnchorOutcome, ClaimOutcome
 from core.text import strip_links
 
 #: a declared field's difference as core.anchors says it: "Capacity: 100 MW → 160 MW"
@@ -23,7 +24,7 @@ def claim_change_text(check: dict[str, Any]) -> str:
     if gone:
         parts.append(_gone_words(gone))
     if not parts:
-        if check.get("outcome") == "gone":
+        if check.get("outcome") == ClaimOutcome.GONE:
             return "the passage it cites is gone"
         return "the passage it cites was reworded"
     return "; ".join(parts)
@@ -32,7 +33,7 @@ def claim_change_text(check: dict[str, Any]) -> str:
 def _differences(check: dict[str, Any]) -> list[str]:
     diffs: list[str] = []
     for passage in check.get("passages") or []:
-        if passage.get("outcome") == "gone" or passage.get("new") is None:
+        if passage.get("outcome") == AnchorOutcome.GONE or passage.get("new") is None:
             continue
         for d in passage.get("differences") or []:
             if d and str(d) not in diffs:
@@ -44,7 +45,7 @@ def _gone_passages(check: dict[str, Any]) -> int:
     return sum(
         1
         for p in check.get("passages") or []
-        if p.get("outcome") == "gone" or p.get("new") is None
+        if p.get("outcome") == AnchorOutcome.GONE or p.get("new") is None
     )
 
 

@@ -18,13 +18,27 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from core.anchors import HOLDS, Located, Selector, anchor_claim, locate, sentence_key
+from core.anchors import Located, Selector, anchor_claim, locate, sentence_key
 from core.citations import cited_markers, strip_citations
 from core.models import Claim, Section, Snapshot
 from core.sentences import split_cited_sentences
+from core.states import (
+    BROKEN_OUTCOMES,
+    HOLDING_OUTCOMES,
+    AnchorOutcome,
+    ChangeKind,
+    ClaimOutcome,
+    ClaimState,
+)
 
 #: worst first: the outcome of a claim is the worst of its passages'
-_SEVERITY = {"gone": 4, "edited": 3, "reworded": 2, "moved": 1, "intact": 0}
+_SEVERITY = {
+    AnchorOutcome.GONE: 4,
+    AnchorOutcome.EDITED: 3,
+    AnchorOutcome.REWORDED: 2,
+    AnchorOutcome.MOVED: 1,
+    AnchorOutcome.INTACT: 0,
+}
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LIST_OR_TABLE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")
 
@@ -38,7 +52,7 @@ class ClaimPlan:
     marker: int
     snapshot_id: int | None
     selectors: list[dict[str, Any]] = field(default_factory=list)
-    state: str = "supported"
+    state: ClaimState = ClaimState.SUPPORTED
     score: float = 0.0
     detail: dict[str, Any] = field(default_factory=dict)
 
@@ -62,7 +76,7 @@ class ClaimPlan:
             marker=int(data["marker"]),
             snapshot_id=data.get("snapshot_id"),
             selectors=list(data.get("selectors") or []),
-            state=str(data.get("state", "supported")),
+            state=ClaimState(data.get("state", ClaimState.SUPPORTED)),
             score=float(data.get("score") or 0.0),
             detail=dict(data.get("detail") or {}),
         )
@@ -118,7 +132,9 @@ def anchor(
 ) -> ClaimPlan:
     """Anchor one claim in the snapshot it cites."""
     if snap is None or snap.content is None:
-        return ClaimPlan(position, sentence, marker, snap.id if snap else None, [], "unresolved")
+        return ClaimPlan(
+            position, sentence, marker, snap.id if snap else None, [], ClaimState.UNRESOLVED
+        )
     found = anchor_claim(strip_citations(sentence), snap.content, quote)
     detail: dict[str, Any] = {}
     if found.missing:
@@ -136,7 +152,7 @@ def anchor(
         marker,
         snap.id,
         [s.as_dict() for s in found.selectors],
-        "supported" if found.supported else "unsupported",
+        ClaimState.SUPPORTED if found.supported else ClaimState.UNSUPPORTED,
         found.score,
         detail,
     )
@@ -200,28 +216,37 @@ def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any
     per passage, old → new with the differing figures, dates and statuses.
     """
     row: dict[str, Any] = {**plan.as_dict(), "old_snapshot_id": plan.snapshot_id}
-    if kind == "error":
-        return {**row, "outcome": "unchecked", "new_snapshot_id": plan.snapshot_id, "passages": []}
-    if kind == "gone" or current is None or current.content is None:
-        if kind != "gone" and (current is None or current.id == plan.snapshot_id):
+    if kind == ChangeKind.ERROR:
+        return {
+            **row,
+            "outcome": ClaimOutcome.UNCHECKED,
+            "new_snapshot_id": plan.snapshot_id,
+            "passages": [],
+        }
+    if kind == ChangeKind.GONE or current is None or current.content is None:
+        if kind != ChangeKind.GONE and (current is None or current.id == plan.snapshot_id):
             return {
                 **row,
-                "outcome": "unchecked",
+                "outcome": ClaimOutcome.UNCHECKED,
                 "new_snapshot_id": plan.snapshot_id,
                 "passages": [],
             }
         passages = [
             {"old": s.get("exact", ""), "new": None, "differences": []} for s in plan.selectors
         ]
-        return {**row, "outcome": "gone", "new_snapshot_id": None, "passages": passages}
-    if plan.state in ("unsupported", "unresolved") or not plan.selectors:
+        return {**row, "outcome": ClaimOutcome.GONE, "new_snapshot_id": None, "passages": passages}
+    if plan.state in (ClaimState.UNSUPPORTED, ClaimState.UNRESOLVED) or not plan.selectors:
         # never anchored (imported unread, or no support found): look in the page now
         fresh = anchor(plan.position, plan.sentence, plan.marker, current)
-        outcome = "anchored" if fresh.state == "supported" else "unsupported"
+        outcome = (
+            ClaimOutcome.ANCHORED
+            if fresh.state == ClaimState.SUPPORTED
+            else ClaimOutcome.UNSUPPORTED
+        )
         if fresh.detail.get("contradicted"):  # it states a field the page now states otherwise
             return {
                 **row,
-                "outcome": "edited",
+                "outcome": ClaimOutcome.EDITED,
                 "new_snapshot_id": current.id,
                 "new_selectors": fresh.selectors,
                 "passages": fresh.detail["contradicted"],
@@ -236,8 +261,13 @@ def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any
             "passages": [],
             "detail": fresh.detail,
         }
-    if kind == "unchanged" or current.id == plan.snapshot_id:
-        return {**row, "outcome": "intact", "new_snapshot_id": plan.snapshot_id, "passages": []}
+    if kind == ChangeKind.UNCHANGED or current.id == plan.snapshot_id:
+        return {
+            **row,
+            "outcome": ClaimOutcome.INTACT,
+            "new_snapshot_id": plan.snapshot_id,
+            "passages": [],
+        }
     located: list[Located] = [
         locate(Selector.from_dict(s), current.content) for s in plan.selectors
     ]
@@ -250,7 +280,7 @@ def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any
         "passages": [
             {"old": loc.old, "new": loc.new, "differences": loc.differences, "outcome": loc.outcome}
             for loc in located
-            if loc.outcome not in ("intact", "moved")
+            if loc.outcome not in (AnchorOutcome.INTACT, AnchorOutcome.MOVED)
         ],
     }
 
@@ -263,7 +293,7 @@ def _field_change(stated: str, passage: str) -> str:
 
 
 def needs_revision(checked: dict[str, Any]) -> bool:
-    return checked.get("outcome") in ("edited", "gone")
+    return checked.get("outcome") in BROKEN_OUTCOMES
 
 
 def carried(checked: Mapping[str, Any], position: int, sentence: str) -> ClaimPlan:
@@ -271,17 +301,17 @@ def carried(checked: Mapping[str, Any], position: int, sentence: str) -> ClaimPl
     outcome = checked.get("outcome")
     base = ClaimPlan.from_dict(checked)
     base.position, base.sentence = position, sentence
-    if outcome in HOLDS:
+    if outcome in HOLDING_OUTCOMES:
         base.snapshot_id = checked.get("new_snapshot_id")
         base.selectors = list(checked.get("new_selectors") or base.selectors)
-        base.state = "supported"
+        base.state = ClaimState.SUPPORTED
         base.detail = {}
-    elif outcome in ("anchored", "unsupported"):
+    elif outcome in (ClaimOutcome.ANCHORED, ClaimOutcome.UNSUPPORTED):
         base.snapshot_id = checked.get("new_snapshot_id")
         base.selectors = list(checked.get("new_selectors") or [])
-        base.state = str(checked.get("new_state", "unsupported"))
-    elif outcome in ("edited", "gone"):
-        base.state = "stale"  # cites the older snapshot, which still says it
+        base.state = ClaimState(checked.get("new_state", ClaimState.UNSUPPORTED))
+    elif outcome in BROKEN_OUTCOMES:
+        base.state = ClaimState.STALE  # cites the older snapshot, which still says it
         base.detail = {"outcome": outcome, "passages": checked.get("passages", [])}
     return base
 
@@ -329,12 +359,12 @@ def citation_snapshots(plans: Sequence[ClaimPlan], newest: Mapping[int, int]) ->
 
 
 def stale_count(plans: Iterable[ClaimPlan]) -> int:
-    return sum(1 for p in plans if p.state == "stale")
+    return sum(1 for p in plans if p.state == ClaimState.STALE)
 
 
 def claim_counts(states: Iterable[str]) -> dict[str, int]:
     """How many claims are in each state (and in all), from their states."""
-    counts = dict.fromkeys(("claims", "supported", "unsupported", "unresolved", "stale"), 0)
+    counts = dict.fromkeys(("claims", *ClaimState), 0)
     for state in states:
         counts["claims"] += 1
         counts[state] = counts.get(state, 0) + 1

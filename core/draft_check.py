@@ -26,6 +26,7 @@ from rapidfuzz import fuzz
 from core.anchors import anchor_claim, sentence_key
 from core.citations import strip_citations
 from core.claims import cited_sentences, quote_map
+from core.states import ClaimOutcome
 from core.writers.base import ClaimUpdate
 from core.writers.revision import revise_sentence
 
@@ -92,7 +93,7 @@ def check_draft(
                 update = ClaimUpdate(
                     sentence,
                     marker,
-                    "edited",
+                    ClaimOutcome.EDITED,
                     tuple((stated, p.text) for stated, p in found.contradicted),
                 )
                 revised = revise_sentence(sentence, [update])

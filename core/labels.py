@@ -13,56 +13,66 @@ participle of what the proposal does to the section ("Kept", "Revised", "Extende
 
 from __future__ import annotations
 
+from core.states import (
+    Action,
+    ChangeKind,
+    ClaimState,
+    Decision,
+    RunKind,
+    RunStatus,
+    SectionStatus,
+)
+
 RUN_STATUS_LABELS: dict[str, str] = {
-    "running": "Running",
-    "cancelling": "Cancelling",
-    "interrupted": "Interrupted",
-    "awaiting_review": "Awaiting review",
-    "committed": "Committed",
-    "failed": "Failed",
-    "cancelled": "Cancelled",
+    RunStatus.RUNNING: "Running",
+    RunStatus.CANCELLING: "Cancelling",
+    RunStatus.INTERRUPTED: "Interrupted",
+    RunStatus.AWAITING_REVIEW: "Awaiting review",
+    RunStatus.COMMITTED: "Committed",
+    RunStatus.FAILED: "Failed",
+    RunStatus.CANCELLED: "Cancelled",
 }
 RUN_KIND_LABELS: dict[str, str] = {
-    "create": "New report",
-    "update": "Update",
-    "rebuild": "Rebuild from scratch",
-    "import": "Import",
+    RunKind.CREATE: "New report",
+    RunKind.UPDATE: "Update",
+    RunKind.REBUILD: "Rebuild from scratch",
+    RunKind.IMPORT: "Import",
 }
 ACTION_LABELS: dict[str, str] = {
-    "keep": "Kept",
-    "revise": "Revised",
-    "extend": "Extended",
-    "add": "Added",
-    "remove": "Removed",
+    Action.KEEP: "Kept",
+    Action.REVISE: "Revised",
+    Action.EXTEND: "Extended",
+    Action.ADD: "Added",
+    Action.REMOVE: "Removed",
 }
 DECISION_LABELS: dict[str, str] = {
-    "pending": "Pending",
-    "approved": "Approved",
-    "rejected": "Rejected",
+    Decision.PENDING: "Pending",
+    Decision.APPROVED: "Approved",
+    Decision.REJECTED: "Rejected",
 }
 CHANGE_KIND_LABELS: dict[str, str] = {
-    "unchanged": "Unchanged",
-    "minor": "Minor edit",
-    "material": "Material change",
-    "changed": "Rewritten",
-    "gone": "Gone",
-    "new": "New",
-    "imported": "Imported",
-    "error": "Unreachable",
+    ChangeKind.UNCHANGED: "Unchanged",
+    ChangeKind.MINOR: "Minor edit",
+    ChangeKind.MATERIAL: "Material change",
+    ChangeKind.CHANGED: "Rewritten",
+    ChangeKind.GONE: "Gone",
+    ChangeKind.NEW: "New",
+    ChangeKind.IMPORTED: "Imported",
+    ChangeKind.ERROR: "Unreachable",
 }
 SECTION_STATUS_LABELS: dict[str, str] = {
-    "new": "New",
-    "kept": "Kept",
-    "revised": "Revised",
-    "extended": "Extended",
-    "added": "Added",
-    "removed": "Removed",
+    SectionStatus.NEW: "New",
+    SectionStatus.KEPT: "Kept",
+    SectionStatus.REVISED: "Revised",
+    SectionStatus.EXTENDED: "Extended",
+    SectionStatus.ADDED: "Added",
+    "removed": "Removed",  # a section the version left out (shown in diffs, never stored)
 }
 CLAIM_STATE_LABELS: dict[str, str] = {
-    "supported": "Supported",
-    "unsupported": "Unsupported",
-    "unresolved": "Not checked yet",
-    "stale": "Stale",
+    ClaimState.SUPPORTED: "Supported",
+    ClaimState.UNSUPPORTED: "Unsupported",
+    ClaimState.UNRESOLVED: "Not checked yet",
+    ClaimState.STALE: "Stale",
 }
 #: a report's row status (core.services.report_rows) besides the run statuses
 REPORT_STATUS_LABELS: dict[str, str] = {

@@ -42,6 +42,7 @@ from core.models import (
 )
 from core.report_state import RefEntry, ReportDoc, SectionDoc
 from core.sources.base import canonical_url
+from core.states import RunStatus
 
 
 # -- reports and versions ------------------------------------------------------------
@@ -365,11 +366,11 @@ def _refuse_working_runs(session: Session, report: Report, report_ids: list[int]
     runs = session.exec(
         select(UpdateRun).where(
             col(UpdateRun.report_id).in_(report_ids),
-            col(UpdateRun.status).in_(("running", "cancelling")),
+            col(UpdateRun.status).in_((RunStatus.RUNNING, RunStatus.CANCELLING)),
         )
     )
     for run in runs:
-        if run_state(run) in ("running", "cancelling"):
+        if run_state(run) in (RunStatus.RUNNING, RunStatus.CANCELLING):
             whose = "" if run.report_id == report.id else f" (its baseline {run.report_id})"
             raise EvergreenError(
                 f"Run {run.id} of report {report.id}{whose} is in progress: cancel it or "

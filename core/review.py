@@ -30,8 +30,14 @@ from core.repository import (
 )
 from core.runs import set_status
 from core.services import run_cost
+from core.states import Action, Decision, RunStatus, SectionStatus
 
-STATUS_FOR = {"keep": "kept", "revise": "revised", "extend": "extended", "add": "added"}
+STATUS_FOR = {
+    Action.KEEP: SectionStatus.KEPT,
+    Action.REVISE: SectionStatus.REVISED,
+    Action.EXTEND: SectionStatus.EXTENDED,
+    Action.ADD: SectionStatus.ADDED,
+}
 
 
 def proposals_of(session: Session, run_id: int) -> list[SectionProposal]:
@@ -60,7 +66,7 @@ def decide(
     approve_all: bool = False,
     edits: dict[str, str] | None = None,
 ) -> list[SectionProposal]:
-    if run.status != "awaiting_review":
+    if run.status != RunStatus.AWAITING_REVIEW:
         raise EvergreenError(
             f"Run {run.id} is {run.status}; only a run awaiting review is decided."
         )
@@ -74,12 +80,12 @@ def decide(
         )
     for p in proposals:
         if p.key in set(reject):
-            p.decision = "rejected"
-        elif p.key in set(approve) or (approve_all and p.decision == "pending"):
-            p.decision = "approved"
+            p.decision = Decision.REJECTED
+        elif p.key in set(approve) or (approve_all and p.decision == Decision.PENDING):
+            p.decision = Decision.APPROVED
         if edits and p.key in edits:
             p.analyst_text = edits[p.key]
-            p.decision = "approved"
+            p.decision = Decision.APPROVED
         session.add(p)
     session.flush()
     return proposals
@@ -93,7 +99,7 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
     StaleDataError and no version is written."""
     _hold(session, run)
     proposals = decide(session, run, approve_all=approve_all)
-    pending = [p.key for p in proposals if p.decision == "pending"]
+    pending = [p.key for p in proposals if p.decision == Decision.PENDING]
     if pending:
         raise EvergreenError(
             f"{len(pending)} proposal(s) still pending ({', '.join(pending)}): approve or reject "
@@ -112,17 +118,20 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
     }
     drafts: list[SectionDraft] = []
     for p in proposals:
-        accepted = p.decision == "approved"
-        if p.action == "remove" and accepted:
+        accepted = p.decision == Decision.APPROVED
+        if p.action == Action.REMOVE and accepted:
             continue
-        if p.action == "add" and not accepted:
+        if p.action == Action.ADD and not accepted:
             continue
         if accepted and p.analyst_text is not None:
-            text, status = p.analyst_text, "revised" if p.action == "keep" else STATUS_FOR[p.action]
-        elif accepted and p.action not in ("keep", "remove"):
+            text, status = (
+                p.analyst_text,
+                (SectionStatus.REVISED if p.action == Action.KEEP else STATUS_FOR[p.action]),
+            )
+        elif accepted and p.action not in (Action.KEEP, Action.REMOVE):
             text, status = p.new_text or "", STATUS_FOR[p.action]
         else:
-            text, status = p.old_text or "", "kept"
+            text, status = p.old_text or "", SectionStatus.KEPT
         claims = plan_commit(text, p.claims or [], newest, p.quotes or [])
         drafts.append(
             SectionDraft(SectionDoc(p.key, p.heading, p.level, text), status, claims=claims)
@@ -145,7 +154,7 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
         run=run,
         metrics=metrics,
     )
-    run.status = "committed"
+    run.status = RunStatus.COMMITTED
     run.finished_at = utcnow()
     run.progress = f"committed version {version.number}"
     session.add(run)
@@ -159,12 +168,12 @@ def _hold(session: Session, run: UpdateRun) -> None:
     that keeps it awaiting review. A second committer or a cancel waits for this
     transaction and then finds the run moved on; if one of them got here first, this
     commit is refused with what happened."""
-    if set_status(session, run.id, "awaiting_review", expect=("awaiting_review",)):
+    if set_status(session, run.id, RunStatus.AWAITING_REVIEW, expect=(RunStatus.AWAITING_REVIEW,)):
         return
     status = session.exec(select(UpdateRun.status).where(UpdateRun.id == run.id)).one()
-    if status == "cancelled":
+    if status == RunStatus.CANCELLED:
         raise EvergreenError(f"Run {run.id} was cancelled; nothing was committed.")
-    if status == "committed":
+    if status == RunStatus.COMMITTED:
         raise EvergreenError(f"Run {run.id} is already committed; there is nothing to commit.")
     raise EvergreenError(
         f"Run {run.id} is {status}; only a run awaiting review is committed (nothing was)."
@@ -232,7 +241,7 @@ def review_run(
         raise EvergreenError(
             f"Run {run_id} was {status} by another process while it was being reviewed; "
             "nothing was committed."
-            if status == "cancelled"
+            if status == RunStatus.CANCELLED
             else f"Run {run_id} is {status} now (it changed while it was being reviewed); "
             "nothing was committed."
         ) from None

@@ -138,3 +138,23 @@ class AnchorOutcome(StrEnum):
 HOLDING_OUTCOMES: frozenset[AnchorOutcome] = frozenset(
     {AnchorOutcome.INTACT, AnchorOutcome.MOVED, AnchorOutcome.REWORDED}
 )
+
+
+class ClaimOutcome(StrEnum):
+    """What a refresh found for one claim (core.claims): its passages' fate (an
+    AnchorOutcome, the worst of them); for a claim that had no support, ``anchored`` (the
+    newer text supports it) or ``unsupported`` (still not); ``unchecked`` when its source
+    could not be read this time."""
+
+    INTACT = "intact"
+    MOVED = "moved"
+    REWORDED = "reworded"
+    EDITED = "edited"
+    GONE = "gone"
+    ANCHORED = "anchored"
+    UNSUPPORTED = "unsupported"
+    UNCHECKED = "unchecked"
+
+
+#: outcomes after which a claim's sentence must be revised (or it goes stale)
+BROKEN_OUTCOMES: frozenset[ClaimOutcome] = frozenset({ClaimOutcome.EDITED, ClaimOutcome.GONE})

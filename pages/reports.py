@@ -27,6 +27,7 @@ from core.repository import (
     get_report,
     unarchive_report,
 )
+from core.states import ChangeKind, RunStatus
 from core.validation import check_as_of
 from core.views import (
     as_of_choices,
@@ -79,11 +80,11 @@ def live_run(run_id: int) -> None:
     """Progress of a working run, polled from the database; reruns the page when it ends."""
     with session_scope() as session:
         run = run_info(session, run_id)
-    if run["status"] not in ("running", "cancelling"):
+    if run["status"] not in (RunStatus.RUNNING, RunStatus.CANCELLING):
         st.rerun(scope="app")
     progress_line(run)
     c1, c2 = st.columns(2)
-    if run["status"] == "running" and c1.button("Cancel", key=f"cancel_{run_id}"):
+    if run["status"] == RunStatus.RUNNING and c1.button("Cancel", key=f"cancel_{run_id}"):
         try:
             jobs.cancel(run_id)
         except EvergreenError as exc:
@@ -129,12 +130,12 @@ def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
             badges = '<span class="eg-badge eg-a-keep">archived</span>' if archived else ""
             if card["needs_review"]:
                 badges += '<span class="eg-badge eg-a-revise">needs review</span>'
-            elif run and run["status"] in ("running", "cancelling"):
+            elif run and run["status"] in (RunStatus.RUNNING, RunStatus.CANCELLING):
                 badges += (
                     f'<span class="eg-badge eg-a-extend">{esc(run_status_label(run["status"]))}'
                     "</span>"
                 )
-            elif run and run["status"] == "interrupted":
+            elif run and run["status"] == RunStatus.INTERRUPTED:
                 badges += '<span class="eg-badge eg-a-remove">interrupted</span>'
             if card.get("news"):
                 badges += news_badge(card["news"])
@@ -161,7 +162,7 @@ def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
             if b1.button("Open", key=f"open_{rid}", disabled=not card["version"]):
                 st.session_state[REPORT_KEY] = rid
                 st.switch_page("pages/report.py")
-            awaiting = run and run["status"] == "awaiting_review"
+            awaiting = run and run["status"] == RunStatus.AWAITING_REVIEW
             if awaiting and b2.button("Review", key=f"review_{rid}", type="primary"):
                 open_review(rid, run["id"])
             if b3.button("History", key=f"history_{rid}", disabled=not card["version"]):
@@ -170,15 +171,15 @@ def report_card(card: dict[str, Any], *, archived: bool = False) -> None:
         with right:
             if archived:
                 archived_controls(card)
-            elif run and run["status"] in ("running", "cancelling"):
+            elif run and run["status"] in (RunStatus.RUNNING, RunStatus.CANCELLING):
                 live_run(run["id"])
-            elif run and run["status"] == "interrupted":
+            elif run and run["status"] == RunStatus.INTERRUPTED:
                 interrupted_run(run)
-            elif run and run["status"] == "awaiting_review":
+            elif run and run["status"] == RunStatus.AWAITING_REVIEW:
                 awaiting_run(rid, run["id"])
             elif card["version"]:
                 update_controls(card)
-            elif card["last_run_status"] == "failed":
+            elif card["last_run_status"] == RunStatus.FAILED:
                 st.error("Creating this report failed; its run on the Review screen says why.")
                 if card.get("last_run_id"):
                     review_link(rid, card["last_run_id"])
@@ -193,7 +194,8 @@ def news_badge(news: list[dict[str, Any]]) -> str:
     report's update found changed (or gone) since; the next update revises them."""
     n = len(news)
     listed = "; ".join(
-        f"[{item['marker']}] {item['title']}" + (" (gone)" if item["kind"] == "gone" else "")
+        f"[{item['marker']}] {item['title']}"
+        + (" (gone)" if item["kind"] == ChangeKind.GONE else "")
         for item in news[:8]
     )
     more = f"; and {n - 8} more" if n > 8 else ""

@@ -40,7 +40,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from core.anchors import HOLDS, normalise, sentence_key
+from core.anchors import normalise, sentence_key
 from core.bench.truth import QuerySpec, StatusChange
 from core.citations import strip_citations
 from core.claims import cited_sentences
@@ -51,9 +51,10 @@ from core.report_state import ReportDoc, SectionDoc
 from core.repository import citations_of, get_report, get_version, load_doc, outline_of
 from core.review import _text, proposals_of
 from core.sources.base import PageNotFound
+from core.states import HOLDING_OUTCOMES, ClaimOutcome, ClaimState
 
 #: outcomes of a re-checked claim after which its unchanged sentence is still anchored
-FRESH_OUTCOMES = HOLDS | {"anchored"}
+FRESH_OUTCOMES = HOLDING_OUTCOMES | {ClaimOutcome.ANCHORED}
 
 
 @dataclass
@@ -168,7 +169,7 @@ def claim_rows(session: Session, version_id: int) -> list[ClaimRow]:
 def anchored(claim: ClaimRow) -> bool:
     """Supported, and every passage it rests on is in the snapshot it cites, verbatim."""
     return (
-        claim.state == "supported"
+        claim.state == ClaimState.SUPPORTED
         and bool(claim.content)
         and bool(claim.selectors)
         and all(_exact_in(s, claim.content or "") for s in claim.selectors)
@@ -213,7 +214,7 @@ def quality(session: Session, v: VersionView, pages: Pages | None = None) -> dic
                 for c in by_sentence.get((section.id, position), [])
             ):
                 supported += 1
-    states: dict[str, int] = dict.fromkeys(("supported", "unsupported", "unresolved", "stale"), 0)
+    states: dict[str, int] = dict.fromkeys(ClaimState, 0)
     for c in claims:
         states[c.state] = states.get(c.state, 0) + 1
     stale = stale_claims(claims, v.version.as_of, pages)
@@ -233,10 +234,10 @@ def stale_claims(claims: Iterable[ClaimRow], as_of: datetime, pages: Pages | Non
     ``pages`` is given): the engine's word is not taken for it."""
     n = 0
     for c in claims:
-        if c.state == "stale":
+        if c.state == ClaimState.STALE:
             n += 1
             continue
-        if c.state != "supported" or pages is None or c.url is None or c.content is None:
+        if c.state != ClaimState.SUPPORTED or pages is None or c.url is None or c.content is None:
             continue
         if not c.selectors:
             continue  # nothing anchored: counted against support, not here

@@ -52,6 +52,7 @@ from core.errors import EvergreenError
 from core.facets import Facet
 from core.keyfacts import read_key_facts, typed
 from core.report_state import escape_heading_lines
+from core.states import ChangeKind, ClaimOutcome
 from core.text import clean_inline
 from core.validation import strip_controls
 from core.writers.base import (
@@ -410,7 +411,7 @@ class LlmWriter:
         new_evidence: Sequence[Evidence],
         claims: Sequence[ClaimUpdate] = (),
     ) -> Draft:
-        gone = {c.marker for c in changes if c.kind == "gone" or c.new is None}
+        gone = {c.marker for c in changes if c.kind == ChangeKind.GONE or c.new is None}
         current = [c.new for c in changes if c.new is not None] + list(new_evidence)
         allowed = (set(cited_markers(old_body)) | {e.marker for e in current}) - gone
         texts = {e.marker: e.content for e in current}
@@ -467,7 +468,7 @@ class LlmWriter:
         """One sentence for the reviewer. Outside a metered writer call (where the engine
         cannot record its cost) and on any failure, the extractive summary is used."""
         plain = self._fallback.summarise_change(title, change)
-        if change.kind == "gone" or not _metered():
+        if change.kind == ChangeKind.GONE or not _metered():
             return plain
         try:
             return self._ask(
@@ -823,7 +824,7 @@ def _clean_heading(text: str) -> str:
 
 
 def _describe_change(c: EvidenceChange) -> str:
-    if c.kind == "gone" or c.new is None:
+    if c.kind == ChangeKind.GONE or c.new is None:
         return (
             f"Source [{c.marker}]: gone — the page no longer exists. Sentences citing "
             f"[{c.marker}] must drop that citation, and be removed if nothing else supports them."
@@ -845,7 +846,7 @@ def _describe_change(c: EvidenceChange) -> str:
 
 def _all_gone(u: ClaimUpdate) -> bool:
     """Does the source no longer say anything the claim rested on?"""
-    return u.outcome == "gone" and all(new is None for _old, new in u.passages)
+    return u.outcome == ClaimOutcome.GONE and all(new is None for _old, new in u.passages)
 
 
 def _describe_claim(u: ClaimUpdate) -> str:
@@ -858,7 +859,7 @@ def _describe_claim(u: ClaimUpdate) -> str:
         lines.append(f"was: {_one_line(old, 800)}")
         lines.append(f"now: {_one_line(new, 800) if new is not None else '(gone)'}")
     if not u.passages:
-        lines.append("now: (gone)" if u.outcome == "gone" else "now: (changed)")
+        lines.append("now: (gone)" if u.outcome == ClaimOutcome.GONE else "now: (changed)")
     if u.differences:
         diffs = dict.fromkeys(_one_line(d, 200) for d in u.differences)
         lines.append("differences: " + "; ".join(list(diffs)[:8]))

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from core.anchors import STATUS_STEMS, field_of, normalise, passages, stated_fields
 from core.citations import cited_markers, strip_citations
+from core.states import ClaimOutcome
 from core.text import clean_inline, stem
 from core.writers.base import ClaimUpdate
 
@@ -213,7 +214,7 @@ def revise_sentence(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
     gone = {
         u.marker
         for u in updates
-        if u.outcome == "gone" and all(new is None for _old, new in u.passages)
+        if u.outcome == ClaimOutcome.GONE and all(new is None for _old, new in u.passages)
     }
     original = text
     failed: list[ClaimUpdate] = []

@@ -98,6 +98,37 @@ def test_errors_are_clear_and_keyless(tavily: FakeTavily, status: int, message: 
     assert KEY not in str(err.value)
 
 
+def test_a_service_down_for_a_moment_is_asked_again(tavily: FakeTavily) -> None:
+    search = TavilySearch(KEY, base_url=tavily.url, backoff=0)
+    tavily.fail_with, tavily.fail_times = 503, 2
+    hits = search.search("grid storage")
+    assert [h.url for h in hits] == [
+        "https://example.org/grid-storage",
+        "https://example.org/prices",
+    ]
+    assert len(tavily.requests) == 3  # two 503s, then the answer
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 429])
+def test_a_refusal_is_not_asked_again(tavily: FakeTavily, status: int) -> None:
+    """The same request would be refused the same way (and a spent plan stays spent)."""
+    search = TavilySearch(KEY, base_url=tavily.url, backoff=0)
+    tavily.fail_with = status
+    with pytest.raises(EvergreenError, match="Tavily search failed") as err:
+        search.search("q")
+    assert len(tavily.requests) == 1 and "attempts" not in str(err.value)
+
+
+def test_a_service_that_stays_down_fails_saying_how_often_it_was_asked(
+    tavily: FakeTavily,
+) -> None:
+    search = TavilySearch(KEY, base_url=tavily.url, backoff=0, attempts=3)
+    tavily.fail_with = 502
+    with pytest.raises(EvergreenError, match=r"HTTP 502 \(after 3 attempts\)"):
+        search.search("q")
+    assert len(tavily.requests) == 3
+
+
 def test_wrong_key_and_unreachable_service(tavily: FakeTavily) -> None:
     with pytest.raises(EvergreenError, match="TAVILY_API_KEY") as err:
         TavilySearch("tvly-wrong-key-000000", base_url=tavily.url).search("q")

@@ -17,6 +17,7 @@ from typing import Any
 import requests
 from tavily import TavilyClient
 from tavily import errors as tavily_errors
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from core.dates import http_date
 from core.errors import EvergreenError
@@ -60,6 +61,8 @@ class TavilySearch:
         raw_content: bool = True,
         search_depth: str = "basic",
         timeout: float = 30.0,
+        attempts: int = 3,
+        backoff: float = 0.5,
     ) -> None:
         if not api_key:
             raise EvergreenError("Web search needs a Tavily API key: set TAVILY_API_KEY.")
@@ -70,6 +73,8 @@ class TavilySearch:
         self.raw_content = raw_content and cache is not None
         self.search_depth = search_depth
         self.timeout = timeout
+        self.attempts = max(1, attempts)
+        self.backoff = max(0.0, backoff)
 
     @classmethod
     def from_settings(cls, settings: Any, cache: RawContentCache | None = None) -> TavilySearch:
@@ -104,10 +109,18 @@ class TavilySearch:
             params["end_date"] = _day(end_date)
         if self.raw_content:
             params["include_raw_content"] = "markdown"
+        retrying = Retrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=wait_exponential(multiplier=self.backoff, max=8 * max(self.backoff, 0.01)),
+            retry=retry_if_exception(_transient),
+            reraise=True,
+        )
         try:
-            data = self._client.search(query[:400], **params)
+            data = retrying(self._client.search, query[:400], **params)
         except Exception as exc:  # tavily-python raises many kinds; all mean "search failed"
-            raise EvergreenError(self._message(exc)) from None
+            tries = retrying.statistics.get("attempt_number", 1)
+            note = f" (after {tries} attempts)" if tries > 1 else ""
+            raise EvergreenError(self._message(exc, note)) from None
         return self._results(data)
 
     def _results(self, data: Any) -> list[SearchResult]:
@@ -139,7 +152,7 @@ class TavilySearch:
             )
         return out
 
-    def _message(self, exc: Exception) -> str:
+    def _message(self, exc: Exception, note: str = "") -> str:
         where = "" if self.base_url == "https://api.tavily.com" else f" at {self.base_url}"
         where = redact_credentials(where)  # a base URL may carry user:password@
         if isinstance(exc, tavily_errors.InvalidAPIKeyError | tavily_errors.MissingAPIKeyError):
@@ -158,7 +171,17 @@ class TavilySearch:
             why = "the service cannot be reached"
         else:
             why = f"{type(exc).__name__}: {_short(str(exc))}"
-        return redact_credentials(f"Tavily search failed{where}: {why}.").replace(self._key, "***")
+        text = f"Tavily search failed{where}: {why}{note}."
+        return redact_credentials(text).replace(self._key, "***")
+
+
+def _transient(exc: BaseException) -> bool:
+    """A failure worth another try: the service down for a moment (HTTP 5xx), no
+    connection, no answer in time. A refused key, a bad request or a spent plan are not
+    (the same request would fail the same way)."""
+    if isinstance(exc, requests.HTTPError):
+        return exc.response is not None and exc.response.status_code >= 500
+    return isinstance(exc, requests.ConnectionError | requests.Timeout | tavily_errors.TimeoutError)
 
 
 def _day(when: datetime) -> str:

@@ -25,6 +25,7 @@ class FakeTavily:
         self.mismatches: list[str] = []
         self.expected: dict[str, str | None] | None = None
         self.fail_with: int | None = None
+        self.fail_times: int | None = None  # fail only this many requests (None: all)
         self._lock = threading.Lock()
         self.server = LoopbackServer(self._handle)
 
@@ -51,7 +52,9 @@ class FakeTavily:
             return Reply(404, {"detail": {"error": "not found"}})
         if req.headers.get("authorization") != f"Bearer {self.key}":
             return Reply(401, {"detail": {"error": f"Unauthorized: invalid key {req.headers}"}})
-        if self.fail_with:
+        if self.fail_with and (self.fail_times is None or self.fail_times > 0):
+            if self.fail_times is not None:
+                self.fail_times -= 1
             return Reply(self.fail_with, {"detail": {"error": "scripted failure"}})
         if self.expected is not None:
             for k, v in self.expected.items():

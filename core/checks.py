@@ -33,8 +33,8 @@ from core.models import (
     SourceCheck,
     UpdateRun,
 )
+from core.source_spec import SourceSpec
 from core.sources.base import FetchedPage, Fetcher, Validators
-from core.sources.registry import fetcher_name
 
 
 @dataclass
@@ -286,8 +286,9 @@ def news_since_versions(session: Session) -> dict[int, list[dict[str, Any]]]:
     hashes: dict[int, str | None] = {}
     out: dict[int, list[dict[str, Any]]] = {}
     for (report_id, source_id), (version, spec, marker, snap) in sorted(cited.items()):
-        temporal = spec != "web"
-        name = fetcher_name(spec)  # what SourceCheck.provider starts with
+        source = SourceSpec.parse(spec)
+        temporal = source.temporal
+        name = source.fetcher_name  # what SourceCheck.provider starts with
         look = next(
             (
                 c

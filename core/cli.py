@@ -228,7 +228,7 @@ def import_report_cmd(
 
     text = read_markdown_file(file)
     when = _as_of(as_of)
-    check_source(source)
+    source = check_source(source)
     try:
         with session_scope() as session:
             _report, summary = import_report(

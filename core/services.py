@@ -8,29 +8,25 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from core.dates import day, iso
-from core.errors import EvergreenError
 from core.models import CostEvent, PoolEntry, UpdateRun
 from core.repository import latest_version, list_reports
 from core.runs import run_state
+from core.source_spec import SourceSpec
 
-SOURCE_HELP = "use sample, corpus:NAME or web"
 
-
-def check_source(source: str) -> str:
-    """Validate a report's source setting; corpora must exist."""
-    from core.sources.corpus import Corpus
-
-    if source == "web":
+def check_source(source: str | SourceSpec) -> str:
+    """Validate a report's source setting before anything is written: it must parse, a
+    corpus must exist, and the web needs its key and browser. Returns the string to store."""
+    spec = SourceSpec.parse(source)
+    if spec.kind == "web":
         from core.sources.registry import providers_for
 
-        providers_for(source).close()  # a missing key or browser fails here, before any write
-        return source
-    if source == "sample":
-        return source
-    if source.startswith("corpus:") and source[7:]:
-        Corpus.open(source[7:]).close()
-        return source
-    raise EvergreenError(f"Unknown source {source!r}: {SOURCE_HELP}.")
+        providers_for(spec).close()  # a missing key or browser fails here, before any write
+    elif spec.kind == "corpus":
+        from core.sources.corpus import Corpus
+
+        Corpus.open(str(spec.corpus)).close()
+    return str(spec)
 
 
 def last_run(session: Session, report_id: int) -> UpdateRun | None:

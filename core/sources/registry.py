@@ -1,10 +1,12 @@
-"""Which search provider and fetcher serve a report's ``source`` setting."""
+"""Which search provider and fetcher serve a report's ``source`` setting (a
+``core.source_spec.SourceSpec``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from core.errors import EvergreenError
+from core.source_spec import SourceSpec
 from core.sources.base import Fetcher, SearchProvider
 
 
@@ -21,41 +23,25 @@ class Providers:
                 close()
 
 
-def corpus_name(source: str) -> str | None:
-    """The local corpus a source setting reads (``sample`` or ``corpus:NAME``), else None."""
-    if source == "sample":
-        from core.workspace import SAMPLE_CORPUS
-
-        return SAMPLE_CORPUS
-    if source.startswith("corpus:"):
-        return source.removeprefix("corpus:")
-    return None
-
-
-def fetcher_name(source: str) -> str:
-    """The name of the fetcher ``providers_for(source)`` reads pages with (a corpus's
-    name, or ``web``), without opening it."""
-    return corpus_name(source) or source
-
-
-def providers_for(source: str) -> Providers:
+def providers_for(source: str | SourceSpec) -> Providers:
+    """The search provider and fetcher a source setting (or its stored string) uses."""
     from core.sources.corpus import Corpus
 
-    if source == "sample":
-        from core.workspace import SAMPLE_CORPUS, ensure_sample_corpus
-
-        try:
-            corpus = Corpus.open(SAMPLE_CORPUS)
-        except EvergreenError:
-            ensure_sample_corpus()
-            corpus = Corpus.open(SAMPLE_CORPUS)
-        return Providers(corpus, corpus, temporal=True)
-    if source.startswith("corpus:"):
-        corpus = Corpus.open(source.removeprefix("corpus:"))
-        return Providers(corpus, corpus, temporal=True)
-    if source == "web":
+    spec = SourceSpec.parse(source)
+    if spec.kind == "web":
         return web_providers()
-    raise EvergreenError(f"Unknown source {source!r}: use sample, corpus:NAME or web.")
+    name = spec.corpus_name
+    assert name is not None  # a sample or corpus source reads a local corpus
+    try:
+        corpus = Corpus.open(name)
+    except EvergreenError:
+        if spec.kind != "sample":
+            raise
+        from core.workspace import ensure_sample_corpus
+
+        ensure_sample_corpus()  # the sample corpus is made on first use
+        corpus = Corpus.open(name)
+    return Providers(corpus, corpus, temporal=spec.temporal)
 
 
 def web_providers() -> Providers:

@@ -33,12 +33,14 @@ err = Console(stderr=True)
 
 @app.callback()
 def _global(
+    ctx: typer.Context,
     db: Annotated[
         str | None, typer.Option("--db", help="Database URL or SQLite path (or EVERGREEN_DB).")
     ] = None,
 ) -> None:
-    if db:
-        os.environ[config.ENV_DB] = db
+    # the choice holds while the command runs (its run threads included), then is undone;
+    # the environment is not touched, so nothing leaks into a process started later
+    ctx.with_resource(config.overriding(config.ENV_DB, db))
 
 
 def _print_json(data: Any) -> None:

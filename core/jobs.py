@@ -24,12 +24,12 @@ Choose per call (``sync=True``) or for the process with ``EVERGREEN_JOBS``.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from datetime import datetime
 from typing import Any
 
+from core import config
 from core.errors import EvergreenError
 
 ENV_MODE = "EVERGREEN_JOBS"
@@ -44,7 +44,7 @@ _lock = threading.Lock()
 
 def mode() -> str:
     """How this process's runs are done now: ``queue``, ``thread`` or ``sync``."""
-    value = (os.environ.get(ENV_MODE) or "auto").strip().lower()
+    value = (config.value(ENV_MODE) or "auto").strip().lower()  # the app's secrets count
     if value not in MODES:
         raise EvergreenError(f"{ENV_MODE} must be one of {', '.join(MODES)} (got {value!r}).")
     if value == "queue":

@@ -173,12 +173,12 @@ class Settings(BaseSettings):
 
 def config_file() -> Path:
     """``$EVERGREEN_CONFIG``, else ``evergreen.toml`` in the workspace."""
-    return Path(os.environ.get("EVERGREEN_CONFIG") or config.workspace_dir() / "evergreen.toml")
+    return Path(config.value("EVERGREEN_CONFIG") or config.workspace_dir() / "evergreen.toml")
 
 
 @lru_cache(maxsize=1)
-def _cached(key: tuple[tuple[str, str], ...]) -> Settings:
-    return _load({})
+def _cached(key: tuple[tuple[str, str], ...], supplied: tuple[tuple[str, str], ...]) -> Settings:
+    return _load(dict(supplied))
 
 
 def _load(overrides: dict[str, Any]) -> Settings:
@@ -193,11 +193,13 @@ def _load(overrides: dict[str, Any]) -> Settings:
 
 
 def get_settings(overrides: dict[str, Any] | None = None) -> Settings:
-    """Current settings; ``overrides`` (e.g. Streamlit secrets) fill what env/TOML lack."""
+    """Current settings: the environment, then ``overrides`` and the values the app
+    supplied from its secrets (``apply_secrets``), then the TOML file."""
+    supplied = config.supplied()
     if overrides:
-        return _load(overrides)
+        return _load({**supplied, **overrides})
     key = tuple(sorted((k, v) for k, v in os.environ.items() if k.isupper()))
-    return _cached(key)
+    return _cached(key, tuple(sorted(supplied.items())))
 
 
 SECRET_PREFIXES = ("OPENAI_", "TAVILY_", "EVERGREEN_")
@@ -207,15 +209,15 @@ def apply_secrets(secrets: Mapping[str, Any]) -> list[str]:
     """Let the app's Streamlit secrets supply settings the environment does not set.
 
     Only Evergreen's own names (OPENAI_*, TAVILY_*, EVERGREEN_*) are taken, and a value
-    already in the environment wins. Returns the names applied (never their values).
+    already in the environment wins. They are handed to ``core.config.supply`` — the
+    process environment is left as it is. Returns the names applied (never their values).
     """
-    applied = []
-    for name, value in secrets.items():
-        if (
-            name.startswith(SECRET_PREFIXES)
-            and name not in os.environ
-            and isinstance(value, str | int | float | bool)
-        ):
-            os.environ[name] = str(value)
-            applied.append(name)
-    return sorted(applied)
+    taken = {
+        name: str(value)
+        for name, value in secrets.items()
+        if name.startswith(SECRET_PREFIXES)
+        and name not in os.environ
+        and isinstance(value, str | int | float | bool)
+    }
+    config.supply(taken)
+    return sorted(taken)

@@ -26,6 +26,7 @@ def test_streamlit_secrets_supply_keys_without_showing_them(
 
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     monkeypatch.setenv("EVERGREEN_MODEL_WRITER", "from-env")
+    monkeypatch.setattr("core.config._supplied", {})  # what the app supplies ends with the test
     at = AppTest.from_file(APP, default_timeout=60)
     at.secrets["TAVILY_API_KEY"] = "tvly-from-secrets"
     at.secrets["EVERGREEN_MODEL_WRITER"] = "from-secrets"  # the environment wins
@@ -36,7 +37,7 @@ def test_streamlit_secrets_supply_keys_without_showing_them(
     assert settings.describe()["tavily_api_key"] == "set"
     assert settings.model_writer == "from-env"
     assert "UNRELATED" not in __import__("os").environ
+    assert "TAVILY_API_KEY" not in __import__("os").environ  # supplied, not written there
     at.switch_page("pages/settings.py").run()
     shown = " ".join(str(e.value) for e in at.markdown) + str(at.get("json"))
     assert "tvly-from-secrets" not in shown
-    monkeypatch.delenv("TAVILY_API_KEY", raising=False)  # set by the app; undo for others

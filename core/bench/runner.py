@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core import config
 from core.bench.truth import QuerySpec
 from core.errors import EvergreenError
 
@@ -76,7 +76,12 @@ def run_question(spec: QuerySpec, cfg: BenchConfig, queue: Any = None) -> list[d
     out = Path(cfg.out)
     (out / "db").mkdir(parents=True, exist_ok=True)
     (out / "records").mkdir(parents=True, exist_ok=True)
-    os.environ["EVERGREEN_DB"] = f"sqlite:///{(out / 'db' / f'{spec.id}.db').resolve()}"
+    database = f"sqlite:///{(out / 'db' / f'{spec.id}.db').resolve()}"
+    with config.overriding(config.ENV_DB, database):  # this question's own database
+        return _run_question(spec, cfg, out, queue)
+
+
+def _run_question(spec: QuerySpec, cfg: BenchConfig, out: Path, queue: Any) -> list[dict[str, Any]]:
     rec_file = out / "records" / f"{spec.id}.jsonl"
     records: list[dict[str, Any]] = []
     if cfg.resume and rec_file.exists():

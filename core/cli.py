@@ -19,6 +19,9 @@ from rich.table import Table
 
 from core import config
 from core.errors import EvergreenError, RunBusyError
+from core.report_settings import WRITERS, ReportSettings
+
+_TAU = ReportSettings.bounds("tau")
 
 app = typer.Typer(
     add_completion=False,
@@ -622,53 +625,72 @@ def settings_cmd(
         int | None,
         typer.Option("--max-section-words", help="Words per section (0: no limit)."),
     ] = None,
-    tau: Annotated[float | None, typer.Option("--tau", help="Similarity gate, 0.5–1.0.")] = None,
+    tau: Annotated[
+        float | None, typer.Option("--tau", help="Similarity gate, {}–{}.".format(*_TAU))
+    ] = None,
     writer: Annotated[
-        str | None, typer.Option("--writer", help="offline or openai ('default': configured).")
+        str | None,
+        typer.Option("--writer", help=f"{' or '.join(WRITERS)} ('default': the configured one)."),
     ] = None,
     every_days: Annotated[
         int | None, typer.Option("--every-days", help="Schedule (0: none).")
     ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", help="Pages fetched at once.")
+    ] = None,
+    max_sections: Annotated[
+        int | None,
+        typer.Option("--max-sections", help="Sections a from-scratch research writes at most."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Show a report's settings, or change them: its budget (an update drops the least
-    relevant sources and sentences beyond it), τ, writer and schedule."""
+    relevant sources and sentences beyond it), τ, writer, schedule, concurrency and
+    sections — the same settings, checked by the same rules, as the app's Settings screen."""
     from core.db import session_scope
+    from core.report_settings import ReportSettings
     from core.repository import get_report
-    from core.runs import settings_of
     from core.schedule import save_report_settings
 
+    numbers = (max_sources, max_section_words, tau, concurrency, max_sections)
+    problems: list[str] = []
     with session_scope() as session:
         target = get_report(session, report)
-        changing = any(v is not None for v in (max_sources, max_section_words, tau, writer))
-        if changing or every_days is not None:
+        if any(v is not None for v in (*numbers, writer, every_days)):
             cfg = save_report_settings(
                 session,
                 target,
                 tau=tau,
+                concurrency=concurrency,
+                max_sections=max_sections,
                 max_sources=max_sources,
                 max_section_words=max_section_words,
-                writer=... if writer is None else (None if writer == "default" else writer),
-                every_days=... if every_days is None else (every_days or None),
+                writer=... if writer is None else writer,
+                every_days=... if every_days is None else every_days,
             )
         else:
-            cfg = settings_of(target.settings)
+            cfg, problems = ReportSettings.salvage(target.settings)
         report_id = target.id
-    shown = {
-        k: cfg.get(k) for k in ("max_sources", "max_section_words", "tau", "writer", "every_days")
-    }
+    shown = cfg.model_dump(include=set(_SETTING_WORDS))
+    for line in problems:
+        err.print(f"note: {line}", markup=False)
     if as_json:
         _print_json({"report_id": report_id, **shown})
         return
-    words = {
-        "max_sources": lambda v: "no limit" if not v else f"{v} sources",
-        "max_section_words": lambda v: "no limit" if not v else f"{v} words per section",
-        "tau": str,
-        "writer": lambda v: v or "the configured default",
-        "every_days": lambda v: f"every {v} days" if v else "no schedule",
-    }
-    for key, value in shown.items():
-        out.print(f"{key.replace('_', ' ')}: {words[key](value)}", markup=False)
+    for key, words in _SETTING_WORDS.items():
+        out.print(f"{key.replace('_', ' ')}: {words(shown[key])}", markup=False)
+
+
+#: what ``evergreen settings`` shows, in its order, and how each value reads
+_SETTING_WORDS: dict[str, Any] = {
+    "max_sources": lambda v: "no limit" if not v else f"{v} sources",
+    "max_section_words": lambda v: "no limit" if not v else f"{v} words per section",
+    "tau": str,
+    "writer": lambda v: v or "the configured default",
+    "every_days": lambda v: f"every {v} days" if v else "no schedule",
+    "concurrency": lambda v: f"{v} pages at once",
+    "max_sections": lambda v: f"at most {v} sections",
+}
 
 
 @app.command("demo")
@@ -742,11 +764,13 @@ def bench_cmd(
     interval: Annotated[
         list[int] | None, typer.Option("--interval", help="SST gaps in years (repeatable).")
     ] = None,
-    writer: Annotated[str, typer.Option("--writer", help="offline or llm.")] = "offline",
+    writer: Annotated[
+        str, typer.Option("--writer", help="offline or openai (llm: the old name of openai).")
+    ] = "offline",
     workers: Annotated[int, typer.Option("--workers", help="Questions run in parallel.")] = 2,
     resume: Annotated[bool, typer.Option("--resume", help="Continue in --out.")] = False,
     judge: Annotated[
-        bool, typer.Option("--judge", help="With --writer llm: RACE scores vs regeneration.")
+        bool, typer.Option("--judge", help="With --writer openai: RACE scores vs regeneration.")
     ] = False,
     key_share: Annotated[
         float, typer.Option("--key-share", help="Key sources: score ≥ this × the top score.")
@@ -759,15 +783,16 @@ def bench_cmd(
     from core.bench.output import write_outputs
     from core.bench.runner import BenchConfig, planned_steps, run_bench
     from core.bench.truth import load_queries
-    from core.errors import EvergreenError
+    from core.report_settings import writer_name
     from core.sources.corpus import Corpus
 
     if task not in ("sst", "lct", "both"):
         raise EvergreenError(f"Unknown task {task!r}: choose sst, lct or both.")
-    if writer not in ("offline", "llm"):
-        raise EvergreenError(f"Unknown writer {writer!r}: choose offline or llm.")
-    if judge and writer != "llm":
-        raise EvergreenError("--judge needs --writer llm (the judge is a language model).")
+    chosen = writer_name(writer)  # the same names as everywhere (llm: openai's old name)
+    if chosen is None:
+        raise EvergreenError(f"--writer needs a writer: {' or '.join(WRITERS)}.")
+    if judge and chosen != "openai":
+        raise EvergreenError("--judge needs --writer openai (the judge is a language model).")
     if not 1900 < year_from < year_to < 2200:
         raise EvergreenError(f"Invalid year range {year_from}–{year_to}: --from must be < --to.")
     index = Corpus.open(corpus)
@@ -789,7 +814,7 @@ def bench_cmd(
         years=years,
         tasks=["sst", "lct"] if task == "both" else [task],
         intervals=gaps,
-        writer="offline" if writer == "offline" else "openai",
+        writer=chosen,
         out=str(out_dir),
         resume=resume,
         workers=workers,

@@ -19,8 +19,8 @@ from sqlmodel import Session, col, select
 from core.costs import COST_LABELS, LLM_FIELDS, METER_FIELDS, POOL_FIELDS
 from core.errors import NotFoundError
 from core.models import CostEvent, Report, UpdateRun
+from core.report_settings import ReportSettings
 from core.repository import citations_of, pool_of, sections_of, versions_of
-from core.runs import settings_of
 from core.services import run_cost
 from core.views import report_of
 
@@ -86,7 +86,7 @@ def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
     from core.repository import newest_snapshot
     from core.settings import get_settings
 
-    cfg = settings_of(report.settings)
+    cfg, _problems = ReportSettings.salvage(report.settings)  # an estimate to show
     versions = versions_of(session, report.id)
     if not versions:
         zero = dict.fromkeys((*METER_FIELDS, "writer_calls"), 0)
@@ -101,7 +101,7 @@ def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
         source_chars += len((newest.content if newest else snap.content) or "")
     written = sum(len(s.body) for s in sections)
     settings = get_settings()
-    writer = cfg.get("writer") or settings.llm
+    writer = cfg.writer or settings.llm
     llm = writer != "offline"
     calls = 2 + len(sections)
     tokens_in = (source_chars + 2000 * calls) // 4 if llm else 0
@@ -114,7 +114,7 @@ def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
         {"stage": "plan", "llm_calls": 1 if llm else 0, "tokens_in": 0, "tokens_out": 0,
          "searches": 0, "fetches": 0, "usd": 0.0, "writer_calls": 1},
         {"stage": "search", "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
-         "searches": int(cfg["queries"]) + len(sections), "fetches": 0, "usd": 0.0},
+         "searches": cfg.queries + len(sections), "fetches": 0, "usd": 0.0},
         {"stage": "fetch", "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
          "searches": 0, "fetches": max(len(cited), pool), "usd": 0.0},
         {"stage": "write", "llm_calls": (calls - 1) if llm else 0, "tokens_in": tokens_in,
@@ -260,7 +260,8 @@ def writer_of(session: Session, report_id: int) -> str:
     from core.settings import get_settings
 
     report = report_of(session, report_id)
-    return settings_of(report.settings).get("writer") or get_settings().llm
+    shown, _problems = ReportSettings.salvage(report.settings)  # for the screens
+    return shown.writer or get_settings().llm
 
 
 def writer_is_llm(session: Session, report_id: int) -> bool:

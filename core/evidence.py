@@ -30,6 +30,7 @@ from core.facets import facets_of
 from core.hashing import content_hash
 from core.models import PoolEntry, Report, Snapshot, Source, UpdateRun
 from core.relevance import Relevance, floor_for, fuse
+from core.report_settings import DEFAULT_TAU
 from core.repository import get_or_create_source, pool_entry
 from core.sources.base import (
     FetchedPage,
@@ -242,7 +243,7 @@ def refresh(
     temporal: bool,
     meter: CostMeter,
     run_id: int | None,
-    tau: float = 0.9,
+    tau: float = DEFAULT_TAU,
     concurrency: int = 8,
     progress: Progress | None = None,
     force: bool = False,

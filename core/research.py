@@ -18,6 +18,7 @@ from core.models import Report, UpdateRun
 from core.overview import DERIVED_HEADINGS, derived_sections
 from core.prune import Budget, budget_of, fit_words, keep_fact_lines, merge_repeats, superseded_by
 from core.relevance import Relevance, assign, choice_floor, facet_choice, first_choice
+from core.report_settings import ReportSettings, settings_of
 from core.report_state import SectionDoc, make_section_keys
 from core.repository import (
     SectionDraft,
@@ -26,7 +27,7 @@ from core.repository import (
     pool_entry,
     pool_snapshots,
 )
-from core.runs import call_writer, checkpoint, run_work, settings_of, start_run
+from core.runs import call_writer, checkpoint, run_work, start_run
 from core.sources.base import FetchedPage, SearchResult
 from core.sources.registry import Providers, providers_for
 from core.writers import get_writer
@@ -64,14 +65,14 @@ def research(
         queries = [question, *(f.query for f in facets)]
     else:
         queries = call_writer(
-            meter, "plan", writer.name, lambda: writer.plan_queries(question, cfg["queries"])
+            meter, "plan", writer.name, lambda: writer.plan_queries(question, cfg.queries)
         )
     ranked: dict[str, tuple[int, SearchResult]] = {}
     per_query: list[list[str]] = []
     checkpoint(session, run, f"searching ({len(queries)} queries)", meter)
     with meter.stage("search"):
         for query in queries:
-            hits = run_search(query, cfg["results_per_query"])
+            hits = run_search(query, cfg.results_per_query)
             per_query.append([h.url for h in hits])
             for pos, hit in enumerate(hits):
                 if hit.url not in ranked or pos < ranked[hit.url][0]:
@@ -90,9 +91,10 @@ def research(
     scores, per_facet = relevance.facet_scores(
         {u: (p.title, p.content) for u, p in pages.items()}, [f.query for f in facets]
     )
-    limit = cfg["results_per_query"] * 2
-    if budget_of(cfg).sources > 0:  # a first report is born within its budget
-        limit = min(limit, budget_of(cfg).sources)
+    budget = budget_of(cfg.model_dump())
+    limit = cfg.results_per_query * 2
+    if budget.sources > 0:  # a first report is born within its budget
+        limit = min(limit, budget.sources)
     chosen = first_choice({u: ranked[u][0] for u in pages}, scores, limit=limit)
     if facets:
         chosen = facet_choice(per_query[1:], per_facet, scores, chosen, limit)
@@ -111,7 +113,7 @@ def research(
         lambda: writer.propose_outline(
             question,
             list(evidence.values()),
-            cfg["max_sections"],
+            cfg.max_sections,
             [
                 replace(f, markers=tuple(evidence[u].marker for u in chosen if facing.get(u) == i))
                 for i, f in enumerate(facets)
@@ -130,7 +132,7 @@ def research(
                 continue
             extra = [
                 h.url
-                for h in run_search(f"{item.heading} {question}", cfg["section_results"])
+                for h in run_search(f"{item.heading} {question}", cfg.section_results)
                 if h.url not in evidence
             ]
             got = _fetch(meter, providers, extra, as_of, cfg)
@@ -179,7 +181,7 @@ def research(
             "No section could be written: " + ("; ".join(flags) or "the sources gave no text")
         )
     pages = {e.marker: (e.title, e.content) for e in evidence.values()}
-    drafts = _tidy(drafts, pages, relevance, budget_of(cfg))
+    drafts = _tidy(drafts, pages, relevance, budget)
     top = derived_sections(
         [d.doc for d in drafts], pages, lambda heading: Relevance(f"{heading}: {question}").scores
     )
@@ -241,13 +243,13 @@ def _tidy(
 
 
 def _fetch(
-    meter: CostMeter, providers: Providers, urls: list[str], as_of: datetime, cfg: dict[str, Any]
+    meter: CostMeter, providers: Providers, urls: list[str], as_of: datetime, cfg: ReportSettings
 ) -> dict[str, FetchedPage]:
     """Fetch pages as of ``as_of``: url → page, in the given order, failures left out."""
     if not urls:
         return {}
     with meter.stage("fetch"):
-        got = fetch_many(providers.fetcher, urls, as_of, meter, concurrency=cfg["concurrency"])
+        got = fetch_many(providers.fetcher, urls, as_of, meter, concurrency=cfg.concurrency)
     return {u: got[u].page for u in urls if got[u].page is not None}
 
 
@@ -319,14 +321,15 @@ def begin_create(
     from core.validation import check_as_of, clean_question, clean_title
 
     question = clean_question(question)
-    check_source(source)
+    source = check_source(source)
+    stored = ReportSettings.parse(settings or {}).to_stored(settings)
     when = check_as_of(as_of) or utcnow()
     with session_scope() as session:
         report = Report(
             title=clean_title(title or _short(question)),
             query=question,
             source=source,
-            settings=settings or {},
+            settings=stored,
             baseline_of=baseline_of,
         )
         session.add(report)
@@ -353,7 +356,7 @@ def execute_create(run_id: int, *, lease: int | None = None) -> dict[str, Any]:
         with run_work(run_id, lease) as (session, run, meter):
             providers = providers_for(source)  # a provider failure fails the run, visibly
             report = session.get(Report, report_id)
-            writer = get_writer(settings_of(report.settings)["writer"])
+            writer = get_writer(settings_of(report.settings).writer)
             result = research(session, report, run, meter, providers, writer, when)
             run.summary = {
                 **run.summary,

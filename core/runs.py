@@ -23,26 +23,9 @@ from core.db import session_scope
 from core.errors import EvergreenError, RunBusyError
 from core.models import OPEN_RUN_STATUSES, UpdateRun
 from core.redact import redact_credentials
+from core.report_settings import settings_of  # noqa: F401 - core.update reads it from here
 
 T = TypeVar("T")
-DEFAULT_SETTINGS: dict[str, Any] = {
-    "tau": 0.9,
-    "concurrency": 8,
-    "max_sections": 6,
-    "queries": 4,
-    "results_per_query": 8,
-    "section_results": 4,
-    "discover_results": 5,
-    # the report's budget: an update drops the least relevant sources beyond it, and the
-    # least relevant sentences of a section beyond its words (0: no limit)
-    "max_sources": 25,
-    "max_section_words": 450,
-    "writer": None,  # None: the configured default (EVERGREEN_LLM)
-}
-
-
-def settings_of(report_settings: dict[str, Any] | None) -> dict[str, Any]:
-    return {**DEFAULT_SETTINGS, **(report_settings or {})}
 
 
 def open_run_for(session: Session, report_id: int) -> UpdateRun | None:

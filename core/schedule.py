@@ -19,15 +19,14 @@ from sqlmodel import Session, col, select
 from core.dates import as_utc, utcnow
 from core.errors import EvergreenError
 from core.models import Report, UpdateRun
+from core.report_settings import ReportSettings, settings_of
 from core.repository import latest_version, list_reports
-from core.runs import open_run_for, settings_of
-
-WRITER_CHOICES = (None, "offline", "openai")  # None: the configured default
+from core.runs import open_run_for
 
 
 def every_days(report: Report) -> int | None:
-    value = settings_of(report.settings).get("every_days")
-    return int(value) if value else None
+    """The report's schedule in days (None: none); an invalid stored one raises."""
+    return settings_of(report.settings).every_days
 
 
 def next_due(session: Session, report: Report) -> datetime | None:
@@ -45,17 +44,45 @@ def next_due(session: Session, report: Report) -> datetime | None:
 
 def due_reports(session: Session, now: datetime | None = None) -> list[Report]:
     """Scheduled reports due at ``now``: not archived, a version to update, no open run,
-    period elapsed."""
+    period elapsed. (A report whose stored settings cannot be read is not among them:
+    ``unreadable_schedules`` lists it.)"""
     when = as_utc(now or utcnow())
     out = []
     for report in list_reports(session):
-        due = next_due(session, report)  # None for an archived report
+        try:
+            due = next_due(session, report)  # None for an archived report
+        except EvergreenError:
+            continue
         if due is None or due > when:
             continue
         if latest_version(session, report.id) is None or open_run_for(session, report.id):
             continue
         out.append(report)
     return out
+
+
+def unreadable_schedules(session: Session) -> list[dict[str, Any]]:
+    """One row of a scheduled round per scheduled report (not archived) whose stored
+    settings cannot be read: it is not started, and the row says why (``evergreen update
+    --due`` prints it and exits 1) instead of the report silently dropping off the
+    schedule."""
+    rows = []
+    for report in list_reports(session):
+        if report.archived_at is not None or not (report.settings or {}).get("every_days"):
+            continue
+        try:
+            settings_of(report.settings)
+        except EvergreenError as exc:
+            rows.append(
+                {
+                    "report_id": report.id,
+                    "title": report.title,
+                    "run_id": None,
+                    "status": "not started",
+                    "error": str(exc),
+                }
+            )
+    return rows
 
 
 def updatable_reports(session: Session) -> list[Report]:
@@ -87,7 +114,8 @@ def run_due(*, workers: int = 1, now: datetime | None = None) -> list[dict[str, 
         raise EvergreenError(f"--workers must be at least 1 (got {workers}).")
     with session_scope() as session:
         due = [(r.id, r.title) for r in due_reports(session, now)]
-    return run_updates(due, workers=workers, as_of=_scheduler_as_of(now))
+        unreadable = unreadable_schedules(session)
+    return unreadable + run_updates(due, workers=workers, as_of=_scheduler_as_of(now))
 
 
 def run_updates(
@@ -175,7 +203,8 @@ def enqueue_due(now: datetime | None = None) -> list[dict[str, Any]]:
 
     with session_scope() as session:
         due = [(r.id, r.title) for r in due_reports(session, now)]
-    return enqueue_updates(due, as_of=_scheduler_as_of(now))
+        unreadable = unreadable_schedules(session)
+    return unreadable + enqueue_updates(due, as_of=_scheduler_as_of(now))
 
 
 def update_round(
@@ -207,50 +236,34 @@ def save_report_settings(
     every_days: int | None | type[Ellipsis] = ...,  # type: ignore[valid-type]
     max_sources: int | None = None,
     max_section_words: int | None = None,
-) -> dict[str, Any]:
-    """Validate and store per-report settings; returns the effective settings.
+) -> ReportSettings:
+    """Validate and store per-report settings (``ReportSettings``: the app's Settings
+    screen and ``evergreen settings`` both call this); returns the effective settings.
 
     Arguments left out (``None`` for numbers, ``...`` for writer and every_days) keep
-    their current value; ``every_days=None`` or 0 turns the schedule off.
+    their current value; ``writer=None`` (or ``"default"``) is the configured default;
+    ``every_days=None`` or 0 turns the schedule off. A stored value that is invalid is
+    replaced by its default unless this call sets it. Nothing is stored when any value is
+    refused (``ReportSettingsError``, one line).
     """
-    new = dict(report.settings or {})
-    if tau is not None:
-        if not 0.5 <= float(tau) <= 1.0:
-            raise EvergreenError(f"τ must be between 0.5 and 1.0 (got {tau}).")
-        new["tau"] = round(float(tau), 3)
-    if concurrency is not None:
-        if not 1 <= int(concurrency) <= 64:
-            raise EvergreenError(f"Concurrency must be between 1 and 64 (got {concurrency}).")
-        new["concurrency"] = int(concurrency)
-    if max_sections is not None:
-        if not 1 <= int(max_sections) <= 30:
-            raise EvergreenError(f"Max sections must be between 1 and 30 (got {max_sections}).")
-        new["max_sections"] = int(max_sections)
-    if max_sources is not None:
-        if not 0 <= int(max_sources) <= 500:
-            raise EvergreenError(
-                f"The source budget must be 0 (no limit) to 500 sources (got {max_sources})."
-            )
-        new["max_sources"] = int(max_sources)
-    if max_section_words is not None:
-        if int(max_section_words) != 0 and not 50 <= int(max_section_words) <= 20000:
-            raise EvergreenError(
-                "The words budget must be 0 (no limit) or 50 to 20000 words per section "
-                f"(got {max_section_words})."
-            )
-        new["max_section_words"] = int(max_section_words)
+    current, _problems = ReportSettings.salvage(report.settings)
+    changes: dict[str, Any] = {
+        name: value
+        for name, value in (
+            ("tau", tau),
+            ("concurrency", concurrency),
+            ("max_sections", max_sections),
+            ("max_sources", max_sources),
+            ("max_section_words", max_section_words),
+        )
+        if value is not None
+    }
     if writer is not ...:
-        if writer not in WRITER_CHOICES:
-            raise EvergreenError(f"Unknown writer {writer!r}: choose offline or openai.")
-        new["writer"] = writer
+        changes["writer"] = writer
     if every_days is not ...:
-        if every_days in (None, 0):
-            new.pop("every_days", None)
-        elif not 1 <= int(every_days) <= 365:  # type: ignore[arg-type]
-            raise EvergreenError(f"The schedule must be every 1 to 365 days (got {every_days}).")
-        else:
-            new["every_days"] = int(every_days)  # type: ignore[arg-type]
-    report.settings = new  # a new dict, so the JSON column is written
+        changes["every_days"] = every_days
+    new = current.changed(**changes)
+    report.settings = new.to_stored(report.settings)  # a new dict, so the JSON column is written
     session.add(report)
     session.flush()
-    return settings_of(new)
+    return new

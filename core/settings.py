@@ -3,7 +3,7 @@
 
 Secrets are ``SecretStr``: they never print, and `describe()` shows only whether
 each key is set. Per-report choices (τ, concurrency, schedule, writer) live on the
-report itself (``Report.settings``), not here.
+report itself (``Report.settings``, typed by ``core.report_settings``), not here.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pydantic_settings import (
 from core import config
 from core.errors import EvergreenError
 from core.redact import redact_credentials
+from core.report_settings import WriterName
 
 
 class Price(BaseModel):
@@ -50,7 +51,7 @@ def _env(*names: str) -> Any:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
 
-    llm: Literal["offline", "openai"] = Field(
+    llm: WriterName = Field(
         default="offline", validation_alias=AliasChoices("EVERGREEN_LLM", "llm")
     )
     openai_api_key: SecretStr | None = _env("OPENAI_API_KEY", "openai_api_key")

@@ -67,7 +67,7 @@ def propose(
     providers: Providers,
     writer: Writer,
 ) -> dict[str, Any]:
-    cfg = settings_of(report.settings)
+    cfg = settings_of(report.settings).model_dump()  # a plain dict of every setting
     base = get_version(session, report)
     sections = sections_of(session, base.id)
     cited = citations_of(session, base.id)
@@ -864,7 +864,7 @@ def execute_update(
         if run is None:
             raise EvergreenError(f"No run {run_id}.")
         report = session.get(Report, run.report_id)
-        source, writer_name = report.source, settings_of(report.settings)["writer"]
+        source, writer_name = report.source, settings_of(report.settings).writer
     providers: Providers | None = None
     try:
         with run_work(run_id, lease) as (session, run, meter):

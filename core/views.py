@@ -42,6 +42,7 @@ from core.models import (
     Source,
     UpdateRun,
 )
+from core.report_settings import ReportSettings
 from core.repository import (
     get_version,
     load_doc,
@@ -50,8 +51,9 @@ from core.repository import (
     snapshot_history,
     versions_of,
 )
-from core.runs import open_run_for, run_state, settings_of
+from core.runs import open_run_for, run_state
 from core.services import report_rows, run_cost
+from core.source_spec import SourceSpec
 from core.untrusted import clean_markdown, strip_bidi
 
 EVIDENCE_KINDS = ("unchanged", "minor", "material", "changed", "gone", "new")
@@ -122,7 +124,10 @@ def report_cards(session: Session) -> list[dict[str, Any]]:
                 .order_by(col(UpdateRun.id).desc())
             ).first()
             run = latest if latest is not None and latest.status in OPEN_STATUSES else None
-        due = next_due(session, report)
+        try:
+            due = next_due(session, report)
+        except EvergreenError:  # unreadable stored settings: the Settings screen says why
+            due = None
         last = row["last_update"]
         cards.append(
             {
@@ -131,7 +136,7 @@ def report_cards(session: Session) -> list[dict[str, Any]]:
                 "last_run_status_label": run_status_label(row.get("last_run_status")),
                 "last_update": f"{last[:10]} {last[11:16]} UTC" if last else None,
                 "open_run": run_brief(run),
-                "every_days": settings_of(report.settings).get("every_days"),
+                "every_days": ReportSettings.salvage(report.settings)[0].every_days,
                 "next_due": day(due) if due else None,
                 "temporal": temporal_source(row["source"]),
             }
@@ -140,15 +145,25 @@ def report_cards(session: Session) -> list[dict[str, Any]]:
 
 
 def temporal_source(source: str) -> bool:
-    return source == "sample" or source.startswith("corpus:")
+    """Can the source read pages as of a past date? (False for a setting that does not
+    parse: the screens offer it no dates.)"""
+    try:
+        return SourceSpec.parse(source).temporal
+    except EvergreenError:
+        return False
 
 
 def source_choices() -> list[str]:
     """Sources a new report can use: the sample, each local corpus, the web."""
     from core.sources.corpus import list_corpora
 
-    names = [c["name"] for c in list_corpora() if c["name"] != "sample" and not c.get("error")]
-    return ["sample", *[f"corpus:{n}" for n in names], "web"]
+    sample = SourceSpec("sample")
+    corpora = [
+        SourceSpec.of_corpus(c["name"])
+        for c in list_corpora()
+        if c["name"] != sample.corpus_name and not c.get("error")
+    ]
+    return [str(spec) for spec in (sample, *corpora, SourceSpec("web"))]
 
 
 def as_of_choices(source: str, after: datetime | None = None) -> list[str]:
@@ -156,9 +171,12 @@ def as_of_choices(source: str, after: datetime | None = None) -> list[str]:
     than ``after``; [] for a source that is not a temporal corpus."""
     from core.sources.corpus import Corpus
 
-    if not temporal_source(source):
+    try:
+        name = SourceSpec.parse(source).corpus_name
+    except EvergreenError:
         return []
-    name = "sample" if source == "sample" else source.removeprefix("corpus:")
+    if name is None:  # the web: pages only as they are now
+        return []
     try:
         corpus = Corpus.open(name)
     except EvergreenError:
@@ -629,20 +647,25 @@ def history(session: Session, report_id: int) -> list[dict[str, Any]]:
 # -- settings --------------------------------------------------------------------------
 def providers_of(source: str) -> dict[str, str]:
     """Which search provider and fetcher a report's source uses (for display)."""
-    if source == "sample":
-        return {"search": "local corpus 'sample' (BM25, as of a date)", "fetch": "local corpus"}
-    if source.startswith("corpus:"):
-        name = source.removeprefix("corpus:")
-        return {"search": f"local corpus '{name}' (BM25, as of a date)", "fetch": "local corpus"}
-    if source == "web":
+    try:
+        spec = SourceSpec.parse(source)
+    except EvergreenError:
+        return {"search": "none", "fetch": "none"}
+    if spec.kind == "web":
         return {"search": "Tavily web search", "fetch": "crawl4ai / HTTP"}
-    return {"search": "none", "fetch": "none"}
+    name = spec.corpus_name
+    return {"search": f"local corpus '{name}' (BM25, as of a date)", "fetch": "local corpus"}
 
 
 def report_settings(session: Session, report_id: int) -> dict[str, Any]:
+    """What the Settings screen shows for a report: its settings (an invalid stored value
+    at its default), ``problems`` (one line per invalid stored value, the same lines
+    ``evergreen settings`` prints), the source and its providers."""
     report = report_of(session, report_id)
+    settings, problems = ReportSettings.salvage(report.settings)
     return {
-        **settings_of(report.settings),
+        **settings.model_dump(),
+        "problems": problems,
         "source": report.source,
         "providers": providers_of(report.source),
     }

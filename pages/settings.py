@@ -7,9 +7,11 @@ import streamlit as st
 
 from core.db import session_scope
 from core.errors import EvergreenError
+from core.report_settings import WRITERS, ReportSettings
 from core.repository import get_report
-from core.schedule import WRITER_CHOICES, next_due, save_report_settings
+from core.schedule import next_due, save_report_settings
 from core.settings import get_settings
+from core.untrusted import escape_all
 from core.views import report_settings
 from pages._shared import md_escape, pick_report, show_error, style
 
@@ -50,22 +52,33 @@ def workspace_settings() -> None:
     )
 
 
+def _bounds(name: str) -> tuple[int, int]:
+    low, high = ReportSettings.bounds(name)
+    return int(low), int(high)
+
+
 def report_form(report_id: int) -> None:
     with session_scope() as session:
         cfg = report_settings(session, report_id)
-        due = next_due(session, get_report(session, report_id))
+        try:
+            due = next_due(session, get_report(session, report_id))
+        except EvergreenError:  # an unreadable stored schedule: listed in cfg["problems"]
+            due = None
     st.subheader("This report")
     st.markdown(
         f"Source **{md_escape(cfg['source'])}** — search: {md_escape(cfg['providers']['search'])}; "
         f"fetch: {md_escape(cfg['providers']['fetch'])}."
     )
-    writers = list(WRITER_CHOICES)
+    for problem in cfg["problems"]:  # the same lines `evergreen settings` prints
+        st.warning(escape_all(problem))  # it may quote a hand-edited value
+    writers: list[str | None] = [None, *WRITERS]  # None: the configured default
+    tau_low, tau_high = ReportSettings.bounds("tau")
     with st.form(f"report_settings_{report_id}"):
         c1, c2, c3 = st.columns(3)
         tau = c1.slider(
             "τ (similarity gate)",
-            0.5,
-            1.0,
+            float(tau_low),
+            float(tau_high),
             float(cfg["tau"]),
             0.01,
             key="set_tau",
@@ -73,17 +86,19 @@ def report_form(report_id: int) -> None:
             "minor edit (unless a status, number or date changed).",
         )
         concurrency = c2.number_input(
-            "Concurrency", 1, 64, int(cfg["concurrency"]), key="set_concurrency"
+            "Concurrency", *_bounds("concurrency"), int(cfg["concurrency"]), key="set_concurrency"
         )
         max_sections = c3.number_input(
-            "Max sections (from scratch)", 1, 30, int(cfg["max_sections"]), key="set_max_sections"
+            "Max sections (from scratch)",
+            *_bounds("max_sections"),
+            int(cfg["max_sections"]),
+            key="set_max_sections",
         )
         b1, b2 = st.columns(2)
         max_sources = b1.number_input(
             "Source budget (0: no limit)",
-            0,
-            500,
-            int(cfg.get("max_sources") or 0),
+            *_bounds("max_sources"),
+            int(cfg["max_sources"]),
             key="set_max_sources",
             help="An update keeps at most this many cited sources: beyond it, the least "
             "relevant go (proposed as removals for review). A source whose status just "
@@ -91,9 +106,8 @@ def report_form(report_id: int) -> None:
         )
         max_words = b2.number_input(
             "Words per section (0: no limit)",
-            0,
-            20000,
-            int(cfg.get("max_section_words") or 0),
+            *_bounds("max_section_words"),
+            int(cfg["max_section_words"]),
             key="set_max_section_words",
             help="An update shortens a longer section by dropping the sentences of its least "
             "relevant sources.",
@@ -109,8 +123,8 @@ def report_form(report_id: int) -> None:
         every = c5.number_input(
             "Update every N days (0: no schedule)",
             0,
-            365,
-            int(cfg.get("every_days") or 0),
+            _bounds("every_days")[1],
+            int(cfg["every_days"] or 0),
             key="set_every_days",
         )
         saved = st.form_submit_button("Save", type="primary")
@@ -124,7 +138,7 @@ def report_form(report_id: int) -> None:
                     concurrency=int(concurrency),
                     max_sections=int(max_sections),
                     writer=writer,
-                    every_days=int(every) or None,
+                    every_days=int(every),
                     max_sources=int(max_sources),
                     max_section_words=int(max_words),
                 )

@@ -137,7 +137,7 @@ def test_schedule_settings_are_validated(sample: int) -> None:
         with pytest.raises(EvergreenError, match="Unknown writer"):
             save_report_settings(session, report, writer="gpt")
         cfg = save_report_settings(session, report, every_days=7, concurrency=2, writer=None)
-        assert cfg["every_days"] == 7 and cfg["concurrency"] == 2 and cfg["tau"] == 0.9
+        assert cfg.every_days == 7 and cfg.concurrency == 2 and cfg.tau == 0.9
     with session_scope() as session:
         report = session.get(Report, sample)
         assert report.settings["every_days"] == 7

@@ -683,7 +683,7 @@ def test_llm_benchmark_with_judge(workspace: Path, tmp_path: Path) -> None:
         capture_output=True,
         text=True,
     )
-    assert refused.returncode == 1 and "--judge needs --writer llm" in refused.stderr
+    assert refused.returncode == 1 and "--judge needs --writer openai" in refused.stderr
     with FakeOpenAI() as llm:
         env.update(
             OPENAI_BASE_URL=llm.base_url, OPENAI_API_KEY="sk-test-bench", EVERGREEN_LLM="offline"

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from core import config
 from core.bench.truth import QuerySpec
 from core.errors import EvergreenError
+from core.report_settings import ReportSettings
+from core.source_spec import SourceSpec
 
 if TYPE_CHECKING:
     from core.bench.measure import Pages
@@ -118,8 +120,8 @@ def _run_systems(
     emit: Any,
     pages: Pages,
 ) -> None:
-    source = f"corpus:{cfg.corpus}"
-    settings = {"writer": cfg.writer} if cfg.writer else {}
+    source = str(SourceSpec.of_corpus(cfg.corpus))
+    settings = ReportSettings.parse({"writer": cfg.writer}).to_stored()  # every report's writer
     by = {(r["system"], r["t"]): r for r in records}
     years = cfg.years
 

@@ -504,6 +504,18 @@ def cancel_cmd(run: Annotated[int, typer.Argument(help="Run id.")]) -> None:
     out.print(f"Run {run}: {status}.")
 
 
+@app.command("abandon")
+def abandon_cmd(
+    run: Annotated[int, typer.Argument(help="Run id of an unfinished run no worker is doing.")],
+) -> None:
+    """Mark a run that no worker is doing (its process stopped mid-run) as failed, so the
+    report can be updated again — the Reports and Review screens' "Mark abandoned"."""
+    from core.jobs import abandon
+
+    status = abandon(run)
+    out.print(f"Run {run}: {status}.")
+
+
 @app.command("review")
 def review_cmd(
     run: Annotated[int, typer.Argument(help="Run id.")],

@@ -9,7 +9,10 @@ or a field of a corpus record's own metadata. :func:`read_key_facts` understands
 1. RFC-822 header blocks: ``Key: value`` lines with indented continuation lines, at
    least two fields, ended by a blank line.
 2. YAML front matter between ``---`` lines, and ``key: value`` blocks with no opening
-   ``---`` that a ``---`` line closes (at least two fields).
+   ``---`` that a ``---`` line closes (at least two fields, no blank line).
+
+   Both are read by :mod:`core.headers` (PyYAML, :mod:`email.parser`); this module
+   decides where such a block may stand and when it counts.
 3. Markdown bullet headers (``* Key: value``, ``- Key: value``, ``* **Key:** value``)
    and bold-key lines (``**Status:** Final``); key-less bullets in the block are skipped.
 4. Definition tables: a two-column Markdown table whose first column holds the keys.
@@ -36,6 +39,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
+
+from core.headers import (
+    FIELD,
+    HeaderField,
+    front_matter_end,
+    is_delimiter,
+    read_rfc822,
+    read_yaml_fields,
+)
+from core.links import MD_LINK, link_text
 
 FactKind = Literal["status", "stage", "version", "milestone", "date", "other"]
 Layout = Literal[
@@ -135,6 +148,8 @@ __all__ = [
     "fact_kind",
     "fact_map",
     "header_blocks",
+    "header_fields",
+    "join_fields",
     "normalise_value",
     "read_key_facts",
     "typed",
@@ -243,7 +258,6 @@ _WHOLE_DATE = re.compile(
     r"|\d{1,2}/\d{1,2}/\d{2,4})$",
     re.IGNORECASE,
 )
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\(\s*([^)\s]*)(?:\s+\"[^\"]*\")?\s*\)")
 _MD_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _RST_LINK = re.compile(r"`([^`<]*?)\s*<([^>`]*)>`_{1,2}")
 _HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>", re.S)
@@ -265,7 +279,7 @@ def clean_value(value: str) -> str:
     """
     s = value
     if "[" in s:
-        s = _MD_LINK.sub(_link_text, s)
+        s = MD_LINK.sub(link_text, s)
         s = _MD_REF_LINK.sub(r"\1", s)
     if "`" in s:
         s = _RST_LINK.sub(_link_text, s)
@@ -322,8 +336,8 @@ def normalise_value(value: str) -> str:
 
 # --------------------------------------------------------------------------- lines
 
-_KEY = r"[A-Za-z_][\w.()/&'+-]*(?: [\w.()/&'+-]+){0,4}"
-_FIELD = re.compile(r"^(" + _KEY + r")[ \t]*:(?:[ \t]+(\S.*?)|)[ \t]*$")
+_KEY = r"[A-Za-z_][\w.()/&'+-]*(?: [\w.()/&'+-]+){0,4}"  # a label, as core.headers reads it
+_FIELD = FIELD
 _BULLET_FIELD = re.compile(
     r"^[ ]{0,3}[*+-][ \t]+(?:\*\*(" + _KEY + r")(?::\*\*|\*\*[ \t]*:)"
     r"|__(" + _KEY + r")(?::__|__[ \t]*:)"
@@ -339,7 +353,6 @@ _SETEXT_H1 = re.compile(r"^[ ]{0,3}=+[ \t]*$")
 _TABLE_SEP = re.compile(r"^:?-{2,}:?$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _TABLE_KEY = re.compile(r"^[A-Za-z][\w .()/&'+-]{0,40}$")
-_YAML_BLOCK_INDICATOR = re.compile(r"^[|>][+-]?\d*$")
 _HEADER_ROW_KEYS = frozenset(
     {"", "field", "fields", "key", "name", "property", "attribute", "item", "parameter", "value"}
 )
@@ -352,6 +365,18 @@ class _Lines(list[_Line]):
     """The first lines of a page head; ``truncated`` if the head has more lines."""
 
     truncated = False
+
+    @property
+    def texts(self) -> list[str]:
+        """The lines' texts (what :mod:`core.headers` reads)."""
+        cached: list[str] | None = self.__dict__.get("_texts")
+        if cached is None or len(cached) != len(self):
+            cached = self.__dict__["_texts"] = [text for _, text in self]
+        return cached
+
+
+def _texts(lines: list[_Line]) -> list[str]:
+    return lines.texts if isinstance(lines, _Lines) else [text for _, text in lines]
 
 
 class _NeedMoreLines(Exception):
@@ -410,6 +435,11 @@ class _Builder:
             parts.append(part)
         self.fields[-1] = (label, parts, first, i)
 
+    def add(self, fields: list[HeaderField]) -> None:
+        """Fields read by :mod:`core.headers` (their values are final: one part each)."""
+        for f in fields:
+            self.fields.append((f.label, [f.value] if f.value else [], f.first, f.last))
+
     def facts(self) -> list[KeyFact]:
         out: list[KeyFact] = []
         for label, parts, first, last in self.fields:
@@ -440,66 +470,46 @@ def _enough(facts: list[KeyFact]) -> bool:
 # --------------------------------------------------------------------------- layouts
 
 
-def _yaml_fields(b: _Builder, lines: list[_Line], i: int, lenient: bool) -> int:
-    """Read YAML-ish ``key: value`` lines from ``i``; the index of the first other line.
-
-    Top-level fields start new facts; indented lines, list items and block-scalar lines
-    continue the previous field. Comments and blank lines are skipped if ``lenient``
-    (inside front matter), else they end the block.
-    """
-    while _more(lines, i):
-        line = lines[i][1]
-        stripped = line.strip()
-        if lenient and (not stripped or stripped.startswith("#")):
-            i += 1
-            continue
-        m = None if line[:1] in (" ", "\t") else _FIELD.match(line)
-        if m:
-            value = m.group(2) or ""
-            b.open(m.group(1), "" if _YAML_BLOCK_INDICATOR.match(value) else value, i)
-        elif b.fields and stripped and (line[:1] in (" ", "\t") or stripped.startswith("- ")):
-            b.extend(stripped[2:].strip() if stripped.startswith("- ") else stripped, i)
-        else:
-            return i
-        i += 1
-    return i
-
-
 def _front_matter(content: str, lines: list[_Line], i: int) -> tuple[HeaderBlock | None, int]:
     """YAML front matter whose ``---`` is line ``i``; (block, index after it)."""
+    texts = _texts(lines)
+    j = front_matter_end(texts, i)
+    if j is None:
+        _more(lines, len(lines))  # the closing line may be further down
+        return None, i + 1
+    fields, _data, error = read_yaml_fields(texts, i + 1, j)
+    if error is not None and not fields:
+        return None, i + 1
     b = _Builder(content, lines)
-    j = _yaml_fields(b, lines, i + 1, lenient=True)
-    if _more(lines, j) and lines[j][1].strip() in ("---", "..."):
-        return _block("front-matter", b.facts(), lines, i, j + 1), j + 1
-    return None, i + 1
+    b.add(fields)
+    return _block("front-matter", b.facts(), lines, i, j + 1), j + 1
 
 
 def _closed_block(content: str, lines: list[_Line], i: int) -> tuple[HeaderBlock | None, int]:
-    """``key: value`` lines closed by a ``---`` line (no opening ``---``)."""
+    """``key: value`` lines closed by a ``---`` line (no opening ``---``, no blank line)."""
     if not _FIELD.match(lines[i][1]):
         return None, i
+    j = i + 1
+    while _more(lines, j) and lines[j][1].strip() and not is_delimiter(lines[j][1]):
+        j += 1
+    if not _more(lines, j) or not is_delimiter(lines[j][1]):
+        return None, i
+    fields, _data, _error = read_yaml_fields(_texts(lines), i, j)
+    if len(fields) < 2:
+        return None, i
     b = _Builder(content, lines)
-    j = _yaml_fields(b, lines, i, lenient=False)
-    if len(b.fields) >= 2 and _more(lines, j) and lines[j][1].strip() == "---":
-        return _block("closed-block", b.facts(), lines, i, j + 1), j + 1
-    return None, i
+    b.add(fields)
+    return _block("closed-block", b.facts(), lines, i, j + 1), j + 1
 
 
 def _rfc822(content: str, lines: list[_Line], i: int) -> tuple[HeaderBlock | None, int]:
     """An RFC-822 block from line ``i``: >= 2 fields, continuation lines, a blank line after."""
-    b = _Builder(content, lines)
-    j = i
-    while _more(lines, j):
-        line = lines[j][1]
-        m = None if line[:1] in (" ", "\t") else _FIELD.match(line)
-        if m:
-            b.open(m.group(1), m.group(2), j)
-        elif b.fields and line[:1] in (" ", "\t") and line.strip():
-            b.extend(line.strip(), j)
-        else:
-            break
-        j += 1
-    if len(b.fields) >= 2 and (not _more(lines, j) or _blank(lines, j)):
+    fields, j = read_rfc822(_texts(lines), i)
+    if j >= len(lines):
+        _more(lines, j)  # the block may go on past the lines split off
+    if len(fields) >= 2 and (not _more(lines, j) or _blank(lines, j)):
+        b = _Builder(content, lines)
+        b.add(fields)
         return _block("rfc822", b.facts(), lines, i, j), j
     return None, i
 
@@ -510,7 +520,7 @@ def _field_line(content: str, lines: list[_Line], i: int) -> tuple[HeaderBlock |
     if not m or not m.group(2) or (_more(lines, i + 1) and not _blank(lines, i + 1)):
         return None, i
     b = _Builder(content, lines)
-    b.open(m.group(1), m.group(2), i)
+    b.add(read_rfc822(_texts(lines), i, i + 1)[0])
     facts = b.facts()
     if facts[0].kind not in ("status", "stage") or len(facts[0].value) > 80:
         return None, i
@@ -667,7 +677,7 @@ def _parse(content: str, head: str, lines: _Lines) -> list[HeaderBlock]:
     i = _skip_blank(lines, 0)
     if _more(lines, i):
         block: HeaderBlock | None
-        if lines[i][1].strip() == "---":
+        if is_delimiter(lines[i][1]):
             block, i = _front_matter(content, lines, i)
         else:
             block, i = _closed_block(content, lines, i)
@@ -751,3 +761,29 @@ def fact_changes(old: Sequence[KeyFact], new: Sequence[KeyFact]) -> list[tuple[s
             continue
         out.append(((fb or fa).label, before, after))  # type: ignore[union-attr]
     return out
+
+
+def join_fields(
+    items: Sequence[tuple[str, str]], aliases: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``(label, value)`` pairs as a mapping of casefolded labels (through ``aliases``,
+    old name -> current name) to values; a repeated label's values are joined with ``, ``."""
+    out: dict[str, str] = {}
+    for key, value in items:
+        k = key.casefold()
+        if aliases:
+            k = aliases.get(k, k)
+        out[k] = f"{out[k]}, {value}" if out.get(k) else value
+    return out
+
+
+def header_fields(text: str) -> dict[str, str]:
+    """The key-fact fields at the top of ``text``: casefolded labels -> values.
+
+    Built from :func:`read_key_facts`, so it understands every layout above: an RFC-822
+    block (continuation lines unfolded), YAML front matter (a list's items joined with
+    ``, ``) and ``---``-closed ``key: value`` blocks, Markdown bullet headers
+    (``* Status: **Accepted**``), definition tables and HTML meta tags. Values have their
+    markup removed; repeated labels are joined with ``, ``.
+    """
+    return join_fields([(f.label, f.value) for f in read_key_facts(text)])

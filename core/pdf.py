@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from core.citations import install, numbers_written
 from core.errors import EvergreenError
+from core.reference_entries import entry_number
 
 if TYPE_CHECKING:
     import pymupdf
@@ -51,7 +52,6 @@ PDF_TIME_LIMIT = 120.0  # seconds the app waits for a PDF before stopping the re
 _ZWSP = "\u200b"
 _LONG_RUN = re.compile(rf"[^ \t\n\u200b]{{{WRAP + 1},}}")  # NBSP & co. do not break
 _LONG_LINE = re.compile(rf"[^\n]{{{CODE_WRAP + 1},}}")
-_ENTRY_NUMBER = re.compile(r"^\[(\d{1,6})\]")
 REFERENCES_HEADING = "References"
 FOOTER_SIZE = 8.0  # pt, the page number at the foot of each page
 
@@ -168,12 +168,12 @@ def _anchor_entries(tokens: list[Token]) -> set[int]:
         opener, inline = tokens[k], tokens[k + 1]
         if opener.type != "paragraph_open" or inline.type != "inline":
             continue
-        match = _ENTRY_NUMBER.match(inline.content)
-        if match is None or int(match.group(1)) in anchors:
+        number = entry_number(inline.content)  # the one reading of an entry's number
+        if number is None or number in anchors:
             continue
         target = tokens[k - 1] if opener.hidden else opener  # a tight list: on its item
-        target.attrSet("id", f"ref-{int(match.group(1))}")
-        anchors.add(int(match.group(1)))
+        target.attrSet("id", f"ref-{number}")
+        anchors.add(number)
     return anchors
 
 

@@ -34,12 +34,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from core.citations import cited_markers, renumber_citations
 from core.errors import EvergreenError
+from core.headers import front_matter
+from core.links import HTTP, LINK_TITLE, LINKISH, unangle, unescape_link_text
+from core.reference_entries import parse_entry_text, read_entries
 from core.untrusted import strip_bidi
 
 __all__ = [
@@ -146,23 +148,12 @@ def _escape_link_text(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
-def _unescape_link_text(text: str) -> str:
-    return re.sub(r"\\([\\\[\]])", r"\1", text)
-
-
 def _format_url(url: str) -> str:
     if not re.search(r"[\s()<>]", url):
         return url
     if not re.search(r"[<>\n]", url):
         return f"<{url}>"
     return re.sub(r"[\s()<>]", lambda m: f"%{ord(m.group()):02X}", url)
-
-
-def _strip_angle(url: str) -> str:
-    url = url.strip()
-    if len(url) >= 2 and url[0] == "<" and url[-1] == ">":
-        return url[1:-1]
-    return url
 
 
 def _is_blank(line: str) -> bool:
@@ -432,103 +423,19 @@ def render_markdown(doc: ReportDoc, *, version_line: str | None = None) -> str:
 
 # --------------------------------------------------------------------------- reference entries
 
-_LINK_TEXT = r"(?:\\.|[^\[\]\\]|\[(?:\\.|[^\[\]\\])*\])*"
-_URL_CH = r"[^\s()<>\x00]"
-_DEST = rf"<[^<>\n]*>|{_URL_CH}+(?:\({_URL_CH}*\){_URL_CH}*)*|(?:\({_URL_CH}*\){_URL_CH}*)+"
-_LINK_TITLE = r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|\((?:\\.|[^()\\])*\)"
-_INLINE_LINK = re.compile(
-    rf"(?<![!\\])\[(?P<text>{_LINK_TEXT})\]\(\s*(?P<url>{_DEST})?(?:\s+(?P<title>{_LINK_TITLE}))?\s*\)"
-)
-# A bracketed text optionally followed by an inline destination or a [label].
-_LINKISH = re.compile(
-    rf"(?<![!\\])\[(?P<text>{_LINK_TEXT})\]"
-    rf"(?:\(\s*(?P<url>{_DEST})?(?:\s+(?P<title>{_LINK_TITLE}))?\s*\)"
-    rf"|\[(?P<label>(?:\\.|[^\[\]\\])*)\])?"
-)
-_FETCHED = re.compile(
-    r"(?i)\b(?:fetched|accessed|retrieved)(?:\s+on)?\s*:?\s*(\d{4}-\d{2}-\d{2})\b"
-)
-_BARE_URL = re.compile(r"<(https?://[^\s<>]+)>|https?://[^\s<>]+", re.I)
-_HTTP = re.compile(r"https?://", re.I)
-_ENTRY = re.compile(
-    r"^\s{0,3}(?:[-*+][ \t]+)?"
-    r"(?:\[\^?(?P<bracket>\d{1,6})\]:?[ \t]*|(?P<ordinal>\d{1,6})[.)](?:[ \t]+|$))"
-    r"(?P<rest>.*)$"
-)
-_BULLET = re.compile(r"^\s{0,3}[-*+][ \t]+(?P<rest>.*)$")
 _MARKER_LIKE = re.compile(r"\s*\^?\[?\s*\d{1,6}\s*\]?\s*")
-_TITLE_STRIP = " \t.,;:-–—|\"'“”‘’"
-
-
-def _trim_url(url: str) -> str:
-    while url:
-        last = url[-1]
-        if last in ".,;:!?'\"]}*_" or (last == ")" and url.count("(") < url.count(")")):
-            url = url[:-1]
-        else:
-            break
-    return url
-
-
-def _parse_entry_text(rest: str) -> tuple[str, str, str | None]:
-    """(url, title, fetched) from the text of a reference entry after its number."""
-    fetched = None
-    m = _FETCHED.search(rest)
-    if m:
-        fetched = m.group(1)
-        rest = rest[: m.start()] + rest[m.end() :]
-    link = _INLINE_LINK.search(rest)
-    if link and link.group("url"):
-        url = _strip_angle(link.group("url"))
-        title = _one_line(_unescape_link_text(link.group("text")))
-        if not title and link.group("title"):
-            title = _one_line(link.group("title")[1:-1])
-        return url, title or url, fetched
-    url = ""
-    bare = _BARE_URL.search(rest)
-    if bare:
-        if bare.group(1):
-            url, start, end = bare.group(1), bare.start(), bare.end()
-        else:
-            url = _trim_url(bare.group())
-            start, end = bare.start(), bare.start() + len(url)
-        rest = rest[:start] + " " + rest[end:]
-    rest = re.sub(r"\(\s*[,;.]?\s*\)|\[\s*\]|<\s*>", " ", rest)
-    title = _one_line(rest).strip(_TITLE_STRIP)
-    return url, title or url, fetched
 
 
 def _parse_reference_list(lines: list[str]) -> list[RefEntry] | None:
-    """Entries of a References section, or None when most lines are not entries."""
-    entries: list[tuple[int | None, bool, list[str]]] = []  # (number, explicit, texts)
-    entry_lines = nonblank = 0
-    previous_was_entry = False
-    for line in lines:
-        if _is_blank(line):
-            previous_was_entry = False
-            continue
-        nonblank += 1
-        m = _ENTRY.match(line)
-        if m:
-            number = int(m.group("bracket") or m.group("ordinal"))
-            entries.append((number, m.group("bracket") is not None, [m.group("rest")]))
-        else:
-            b = _BULLET.match(line)
-            if b and (_HTTP.search(b.group("rest"))):
-                entries.append((None, False, [b.group("rest")]))
-            elif previous_was_entry and line[:1] in (" ", "\t"):
-                entries[-1][2].append(line.strip())
-            else:
-                previous_was_entry = False
-                continue
-        entry_lines += 1
-        previous_was_entry = True
-    if not entries or entry_lines * 2 <= nonblank:
+    """Entries of a References section (read by :func:`core.reference_entries.read_entries`),
+    numbered, or None when most lines are not entries."""
+    entries = read_entries(lines)
+    if entries is None:
         return None
     refs: dict[int, RefEntry] = {}
     pending: list[RefEntry] = []
-    for number, explicit, texts in entries:
-        url, title, fetched = _parse_entry_text(" ".join(texts))
+    for number, explicit, text in entries:
+        url, title, fetched = parse_entry_text(text)
         ref = RefEntry(marker=0, url=url, title=title, fetched=fetched)
         if number is not None and number >= 1 and number not in refs:
             ref.marker = number
@@ -555,7 +462,7 @@ def _is_reference_heading(heading: str) -> bool:
 _DEF_START = re.compile(r"^ {0,3}\[")
 _DEFINITION = re.compile(
     rf"^ {{0,3}}\[(?P<label>(?:\\.|[^\[\]\\])+)\]:\s*(?P<url><[^<>\n]*>|\S+)"
-    rf"(?:\s+(?P<title>{_LINK_TITLE}))?\s*$",
+    rf"(?:\s+(?P<title>{LINK_TITLE}))?\s*$",
     re.S,
 )
 
@@ -592,7 +499,7 @@ def _parse_definitions(lines: list[str], covered: bytearray) -> list[_Definition
         found.append(
             _Definition(
                 label=_normalize_label(m.group("label")),
-                url=_strip_angle(m.group("url")),
+                url=unangle(m.group("url")),
                 title=_one_line(title[1:-1]) if title else "",
                 lines=group,
             )
@@ -652,7 +559,7 @@ class _Citations:
         masked = _mask_code_spans(chunk)
         pieces: list[str] = []
         pos = 0
-        for m in _LINKISH.finditer(masked):
+        for m in LINKISH.finditer(masked):
             replacement = self._replacement(m, chunk)
             if replacement is None:
                 continue
@@ -667,11 +574,11 @@ class _Citations:
     def _replacement(self, m: re.Match[str], chunk: str) -> str | None:
         text = chunk[m.start("text") : m.end("text")].strip()
         marker_like = not text or _MARKER_LIKE.fullmatch(text) is not None
-        plain = "" if marker_like else _one_line(_unescape_link_text(text))
+        plain = "" if marker_like else _one_line(unescape_link_text(text))
         marker: int | None = None
         if m.group("url") is not None or m.group(0).endswith(")"):
-            url = _strip_angle(m.group("url") or "")
-            if not _HTTP.match(url):
+            url = unangle(m.group("url") or "")
+            if not HTTP.match(url):
                 return None
             link_title = m.group("title")
             title = plain or (_one_line(link_title[1:-1]) if link_title else "") or url
@@ -688,7 +595,7 @@ class _Citations:
                 key = _normalize_label(text)
             if key.isdigit():
                 marker = int(key) if int(key) in self.refs else None
-            elif key in self.labels and _HTTP.match(self.labels[key].url):
+            elif key in self.labels and HTTP.match(self.labels[key].url):
                 definition = self.labels[key]
                 marker = self.marker_for(definition.url, plain or definition.title)
         if marker is None:
@@ -698,31 +605,23 @@ class _Citations:
 
 # --------------------------------------------------------------------------- parse
 
-_FRONT_MATTER_KEY = re.compile(r"^[A-Za-z_][\w .-]*:")
-
 
 def _front_matter(lines: list[str]) -> tuple[str | None, int]:
-    """(title or None, number of front matter lines) for a leading YAML block."""
-    if not lines or lines[0].rstrip() != "---":
+    """(title or None, number of lines up to the end of the front matter) for a YAML
+    block at the top (read by :func:`core.headers.front_matter`); (None, 0) for none.
+
+    A block with no field is not front matter. Its ``title`` is the YAML value, or, when
+    the block is not valid YAML, the ``title:`` field as written."""
+    start = next((i for i, line in enumerate(lines) if not _is_blank(line)), 0)
+    found = front_matter(lines, start)
+    if found is None or not found.fields:
         return None, 0
-    end = next((j for j in range(1, len(lines)) if lines[j].rstrip() in ("---", "...")), None)
-    if end is None:
-        return None, 0
-    block = lines[1:end]
-    if not any(_FRONT_MATTER_KEY.match(line) for line in block):
-        return None, 0
-    title: object = None
-    try:
-        data = yaml.safe_load("\n".join(block))
-        if isinstance(data, dict):
-            title = data.get("title")
-    except yaml.YAMLError:
-        found = [re.match(r"^title\s*:\s*(.*)$", ln) for ln in block]
-        m = next((f for f in found if f), None)
-        title = m.group(1).strip().strip("\"'") if m else None
+    title: object = found.data.get("title") if found.error is None else None
+    if found.error is not None:
+        title = next((f.value.strip("\"'") for f in found.fields if f.label == "title"), None)
     if not isinstance(title, str | int | float) or isinstance(title, bool):
         title = None
-    return (_heading_text(str(title)) or None) if title is not None else None, end + 1
+    return (_heading_text(str(title)) or None) if title is not None else None, found.end + 1
 
 
 @dataclass

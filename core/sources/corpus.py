@@ -24,12 +24,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from core import config
 from core.dates import iso, parse_as_of, parse_published, utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.hashing import content_hash
+from core.headers import split_front_matter
 from core.sources.base import (
     FetchedPage,
     PageNotFound,
@@ -544,20 +543,6 @@ def zlib_error() -> type[Exception]:
     return zlib.error
 
 
-FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
-
-
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """YAML front matter (``---`` … ``---``) at the top of a document, and the rest."""
-    m = FRONT_MATTER.match(text)
-    if not m:
-        return {}, text
-    data = yaml.safe_load(m.group(1)) or {}
-    if not isinstance(data, dict):
-        raise ValueError("front matter is not a mapping")
-    return data, text[m.end() :]
-
-
 def html_to_text(html: str) -> tuple[str, str]:
     """Readable text and the <title> of an HTML document."""
     from bs4 import BeautifulSoup
@@ -587,7 +572,7 @@ def read_folder(
             continue
         try:
             meta, body = split_front_matter(_clean_text(text))
-        except (yaml.YAMLError, ValueError) as exc:
+        except ValueError as exc:
             _problem(skipped, skip_bad, rel, f"bad front matter ({str(exc).splitlines()[0]})")
             continue
         title = str(meta.get("title") or "").strip()

@@ -8,15 +8,15 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
-from core.changes import split_sentences
 from core.citations import strip_citations
+from core.links import strip_md_links
+from core.page_units import split_sentences
 
 _ROLE = re.compile(r":(pep|rfc):`(\d+)`", re.I)
 _ANY_ROLE = re.compile(r":[\w-]+(?::[\w-]+)?:`([^`]*)`")
 _RST_LINK = re.compile(r"`([^`<]+?)\s*<[^>`]*>`_{1,2}")
 _RST_REF = re.compile(r"`([^`]+)`_{1,2}")
 _FOOTNOTE = re.compile(r"\s*\[(?:#[\w-]*|\d+|\*)\]_")
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _LITERAL = re.compile(r"``([^`]+)``")
 _URL = re.compile(r"https?://\S+")
 _WORD = re.compile(r"[^\W_]+")
@@ -33,7 +33,7 @@ STOP = frozenset(
 
 def strip_links(text: str) -> str:
     """Markdown and rst links reduced to their text."""
-    return _RST_LINK.sub(r"\1", _MD_LINK.sub(r"\1", text))
+    return _RST_LINK.sub(r"\1", strip_md_links(text))
 
 
 def clean_inline(text: str) -> str:
@@ -44,7 +44,7 @@ def clean_inline(text: str) -> str:
     text = _LITERAL.sub(r"`\1`", text)
     text = _FOOTNOTE.sub("", text)
     text = _RST_REF.sub(r"\1", text)
-    text = _MD_LINK.sub(r"\1", text)
+    text = strip_md_links(text)
     return strip_citations(text)
 
 

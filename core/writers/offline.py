@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from rapidfuzz import fuzz
 
 from core.anchors import sentence_key, stated_fields
-from core.changes import header_fields
 from core.citations import cited_markers
 from core.facets import Facet
+from core.keyfacts import header_fields
 from core.report_state import escape_heading_lines
 from core.sentences import split_cited_sentences
 from core.text import (

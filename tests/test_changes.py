@@ -9,16 +9,12 @@ from pathlib import Path
 import pytest
 
 from core import changes
-from core.changes import (
-    ChangeResult,
-    ClaimChange,
-    claim_diff,
-    classify_change,
-    content_hash,
-    header_fields,
-    material_reasons,
-    split_sentences,
-)
+from core.changes import ChangeResult, ClaimChange, classify_change
+from core.claim_diff import claim_diff
+from core.hashing import content_hash
+from core.keyfacts import header_fields
+from core.material import material_reasons
+from core.page_units import split_sentences
 
 PEP_CORPUS = Path(__file__).resolve().parents[2] / "shared/corpora/peps/peps_corpus.jsonl.gz"
 
@@ -157,7 +153,7 @@ def test_header_fields_continuation_and_yaml_front_matter():
         "author": "A, B",
     }
     yaml = '---\ntitle: "Hello"\nStatus: draft\ntags:\n  - a\n  - b\n---\n\n# Body\n'
-    assert header_fields(yaml) == {"title": "Hello", "status": "draft", "tags": "a b"}
+    assert header_fields(yaml) == {"title": "Hello", "status": "draft", "tags": "a, b"}
     assert header_fields("Just prose: with a colon.\n\nMore.") == {}
 
 
@@ -203,7 +199,7 @@ def test_unchanged_computes_nothing(monkeypatch):
         raise AssertionError("similarity must not be computed for unchanged text")
 
     monkeypatch.setattr(changes.fuzz, "ratio", boom)
-    monkeypatch.setattr(changes, "_claim_diff_all", boom)
+    monkeypatch.setattr(changes, "claim_diff", boom)
     result = classify_change(PEP_TEXT, PEP_TEXT.replace("\n", "\r\n"))
     assert result.kind == "unchanged"
     assert result.similarity is None

@@ -9,15 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from core.changes import classify_change, header_fields, material_reasons, split_sentences
+from core.changes import classify_change
 from core.keyfacts import (
     KeyFact,
     fact_changes,
     fact_map,
     header_blocks,
+    header_fields,
     read_key_facts,
     typed,
 )
+from core.material import material_reasons
+from core.page_units import split_sentences
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 SWIFT_CORPUS = CORPORA / "swift" / "swift_corpus.jsonl.gz"
@@ -182,7 +185,7 @@ def test_yaml_front_matter():
     assert by_key["title"].value == "Battery storage outlook"
     assert (by_key["status"].value, by_key["status"].kind) == ("draft", "status")
     assert by_key["date"].kind == "date"
-    assert by_key["tags"].value == "storage grid"
+    assert by_key["tags"].value == "storage, grid"  # a YAML list: its items, each one
     assert by_key["tags"].raw == "tags:\n  - storage\n  - grid"
     block = header_blocks(page)[0]
     assert block.layout == "front-matter"

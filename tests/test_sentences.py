@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.anchors import passages
-from core.changes import split_sentences
+from core.page_units import split_sentences
 from core.sentences import sentence_spans, split_cited_sentences, split_prose
 
 # the page split two ways before: core.changes (its units) and core.anchors (its passages)

@@ -72,3 +72,20 @@ def test_every_facet_gets_its_best_page_before_any_gets_a_second() -> None:
     whole = {u: 0.5 for u in scores}
     chosen = facet_choice([["a1", "a2", "a3"], ["b1"]], scores, whole, ["a1", "a2", "a3"], 3)
     assert chosen[:2] == ["a1", "b1"] and len(chosen) == 3
+
+
+def test_the_offline_planner_keeps_the_topic_in_every_clause_query() -> None:
+    """A clause of status words alone ("which features were proposed, accepted") matches
+    every page that declares a status; with the question's topic it asks about it."""
+    from core.writers.offline import OfflineWriter
+
+    question = (
+        "How is static typing in Python evolving: which type-system features were "
+        "proposed, accepted, or finalised, and what is still open?"
+    )
+    queries = OfflineWriter().plan_queries(question, 4)
+    assert queries[0] == question
+    assert queries[1] == "static typing Python"
+    assert all(q.endswith("static typing Python") for q in queries[1:])
+    asking = {"how", "is", "which", "were", "what", "in"}
+    assert not any(asking & set(q.casefold().split()) for q in queries[1:])

@@ -18,7 +18,7 @@ from rapidfuzz import fuzz
 
 from core.anchors import sentence_key, stated_fields
 from core.citations import cited_markers
-from core.facets import Facet
+from core.facets import Facet, subject_of
 from core.keyfacts import header_fields
 from core.report_state import escape_heading_lines
 from core.sentences import split_cited_sentences
@@ -60,13 +60,20 @@ class OfflineWriter:
 
     # -- planning -------------------------------------------------------------------
     def plan_queries(self, question: str, max_queries: int = 4) -> list[str]:
+        """The whole question, then its topic (the first clause's naming words), then each
+        later clause with the topic added: "which type-system features were proposed"
+        alone matches every page that declares a status; with "static typing Python" it
+        asks about typing. Asking words ("how", "is", "have been") are left out."""
         queries = [" ".join(question.split())]
-        for clause in _CLAUSE_SPLIT.split(question):
-            words = [w for w in re.findall(r"[\w-]+", clause) if len(w) > 2]
-            if len(terms(" ".join(words))) >= 2:
-                q = " ".join(words)
-                if q not in queries:
-                    queries.append(q)
+        clauses = [subject_of(c) for c in _CLAUSE_SPLIT.split(question) if c and c.strip()]
+        clauses = [c for c in clauses if len(terms(c)) >= 2]
+        if not clauses:
+            return queries
+        topic = clauses[0]
+        for clause in clauses:
+            query = clause if clause == topic else f"{clause} {topic}"
+            if query not in queries:
+                queries.append(query)
         return queries[:max_queries]
 
     def propose_outline(

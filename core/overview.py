@@ -22,11 +22,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from core.anchors import STATUS_STEMS
 from core.citations import strip_citations
 from core.claims import cited_sentences
 from core.keyfacts import KeyFact, read_key_facts
 from core.report_state import SectionDoc
-from core.text import clean_inline
+from core.sentences import refers_back
+from core.text import clean_inline, stem
 
 Scorer = Callable[[Sequence[str]], list[float]]
 OVERVIEW_KEY = "overview"
@@ -37,6 +39,7 @@ DERIVED_KEYS = (OVERVIEW_KEY, KEY_FACTS_KEY)
 DERIVED_HEADINGS = (OVERVIEW_HEADING, KEY_FACTS_HEADING)  # slugs: the keys above
 MAX_ROWS = 24
 ANSWER_SECTIONS = 4  # the overview quotes at most this many sections
+LEAD_BONUS = 0.05  # a paragraph's opening sentence is preferred by this much relevance
 #: date fields that say since when a status holds (the decision, not the creation)
 _SINCE_KEY = re.compile(
     r"resolution|status-date|decided|decision|accepted|approved|adopted|effective|final|since"
@@ -140,35 +143,78 @@ def status_count(rows: Sequence[FactRow]) -> str:
     return f"Of the {len(rows)} items tracked below, {listed}."
 
 
-def _candidates(section: SectionDoc) -> list[str]:
-    """The section's cited prose sentences (no table rows, list items or field lines)."""
+def _candidates(section: SectionDoc, current: Mapping[int, str]) -> list[str]:
+    """The section's cited prose sentences that can stand alone at the top of a report:
+    no table rows, list items or field lines; none that refers back to a sentence before
+    it ("The technology has not yet …"); none that names a status its source no longer
+    declares ("… published draft rules" of a page now Final: true of its day, not the
+    answer now). ``current``: marker → the status its source declares now."""
     out = []
-    for _pos, sentence, _markers in cited_sentences(section.body):
+    for _pos, sentence, markers in cited_sentences(section.body):
         text = sentence.strip()
+        if text in out:
+            continue
         if text.startswith(("|", "- ", "* ", "+ ")) or " — " in text.split("[", 1)[0]:
             continue
-        if len(strip_citations(text)) < 40:
+        if len(strip_citations(text)) < 40 or refers_back(text):
+            continue
+        if _names_an_older_status(text, [current[m] for m in markers if m in current]):
             continue
         out.append(text)
     return out
 
 
+#: statuses of something not decided yet: a sentence naming one describes an earlier
+#: state once its source declares a later one ("published draft rules" of a page now Final)
+_EARLY = frozenset(
+    stem(w)
+    for w in "draft proposed provisional pending planned review awaiting development".split()
+)
+
+
+def _status_stems(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[A-Za-z]+", text.casefold())} & STATUS_STEMS
+
+
+def _names_an_older_status(sentence: str, statuses: Sequence[str]) -> bool:
+    early = _status_stems(strip_citations(sentence)) & _EARLY
+    return bool(early) and any(early - _status_stems(status) for status in statuses)
+
+
+def _paragraph_leads(body: str) -> set[str]:
+    """The sentences that open a paragraph of ``body``: where a writer states what the
+    paragraph is about (the lead an extractive summary does well to prefer)."""
+    leads = set()
+    for paragraph in re.split(r"\n\s*\n", body):
+        found = cited_sentences(paragraph)
+        if found:
+            leads.add(found[0][1].strip())
+    return leads
+
+
 def answer_sentences(
-    sections: Sequence[SectionDoc], scorer: Callable[[str], Scorer] | None = None
+    sections: Sequence[SectionDoc],
+    scorer: Callable[[str], Scorer] | None = None,
+    current: Mapping[int, str] | None = None,
 ) -> list[str]:
     """For each of the first ANSWER_SECTIONS sections, its sentence that best answers the
     question about that section (``scorer(heading)``: texts → relevance scores; without
-    it, the section's first sentence)."""
+    it, the section's first sentence). ``current``: marker → the status its source
+    declares now (the key facts)."""
     picks: list[str] = []
     for section in [s for s in sections if s.level >= 1][:ANSWER_SECTIONS]:
-        options = [s for s in _candidates(section) if s not in picks]
+        options = [s for s in _candidates(section, current or {}) if s not in picks]
         if not options:
             continue
         if scorer is None:
             picks.append(options[0])
             continue
         values = scorer(section.heading)([strip_citations(s) for s in options])
-        picks.append(options[max(range(len(options)), key=lambda i: (values[i], -i))])
+        leads = _paragraph_leads(section.body)
+        worth = [
+            v + (LEAD_BONUS if s in leads else 0.0) for s, v in zip(options, values, strict=True)
+        ]
+        picks.append(options[max(range(len(options)), key=lambda i: (worth[i], -i))])
     return picks
 
 
@@ -189,7 +235,8 @@ def derived_sections(
     order = [m for s in own for m in s.markers]
     rows = fact_rows(order, pages)
     out = []
-    body = overview_body(rows, answer_sentences(own, scorer))
+    current = {row.marker: row.status for row in rows}
+    body = overview_body(rows, answer_sentences(own, scorer, current))
     if body:
         out.append(SectionDoc(OVERVIEW_KEY, OVERVIEW_HEADING, 2, body))
     table = key_facts_body(rows)

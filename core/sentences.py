@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from core.citations import GROUP
 
-__all__ = ["goes_on", "sentence_spans", "split_cited_sentences", "split_prose"]
+__all__ = ["goes_on", "refers_back", "sentence_spans", "split_cited_sentences", "split_prose"]
 
 _WS = re.compile(r"\s+")
 _CLOSE = r"[\"')\]*_`]*"  # after a stop: closing quotes, brackets, emphasis, code marks
@@ -99,3 +99,32 @@ def split_cited_sentences(paragraph: str) -> list[str]:
         else:
             merged.append(part)
     return merged
+
+
+#: words that, opening a sentence, refer back to an earlier one
+_BACK_WORDS = frozenset(
+    "it its this these those they their them he she his her such that there's thus "
+    "also however hence therefore moreover furthermore".split()
+)
+#: nouns that, after "the" / "this" at a sentence's start, stand for something named
+#: before ("The company was founded …", "The technology has not yet operated …")
+_BACK_NOUNS = frozenset(
+    "company firm business operator developer project plant facility site method approach "
+    "technique scheme system index proposal programme program initiative plan tool product "
+    "feature change rule order report study group team organisation organization agency "
+    "commission council authority technology".split()
+)
+
+
+def refers_back(sentence: str) -> bool:
+    """Does the sentence open with a word that refers back to an earlier sentence — a
+    pronoun ("It is …"), or "the"/"this" and a noun that stands for something named
+    before ("The company was founded …")? Quoted alone, such a sentence leaves its reader
+    asking what it is about."""
+    words = re.findall(r"[A-Za-z']+", sentence[:60])
+    if not words:
+        return False
+    first = words[0].casefold()
+    if first in _BACK_WORDS:
+        return True
+    return first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS

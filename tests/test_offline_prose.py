@@ -37,11 +37,15 @@ def test_a_sentence_about_the_company_comes_with_the_sentence_naming_it() -> Non
         "The company was founded in 2020 and runs four grid battery storage plants today. "
     )
     alone = "The company was founded in 2021 and runs two grid battery storage plants."
-    body = OfflineWriter().write_section(
-        QUESTION,
-        "Grid battery storage operators",
-        [Evidence(1, "u1", "Harbourline", page), Evidence(2, "u2", "Other", alone)],
-    ).body
+    body = (
+        OfflineWriter()
+        .write_section(
+            QUESTION,
+            "Grid battery storage operators",
+            [Evidence(1, "u1", "Harbourline", page), Evidence(2, "u2", "Other", alone)],
+        )
+        .body
+    )
     assert body.index("Harbourline Energy builds") < body.index("The company was founded in 2020")
     assert "founded in 2021" not in body  # nothing names the company it speaks of
 
@@ -57,3 +61,24 @@ def test_brochure_copy_is_quoted_after_plain_statements() -> None:
         QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)]
     ).body
     assert "300 MWh" in body and "award-winning" not in body
+
+
+def test_a_name_in_short_form_comes_with_the_sentence_that_introduces_it() -> None:
+    page = (
+        "Marrow Cells launched a sodium module in February. "
+        "The launch drew interest from several municipal utilities along the coast. "
+        "Marrow was founded in 2021 and runs three grid battery storage plants for grid "
+        "battery storage operators."
+    )
+    body = (
+        OfflineWriter(sentences_per_section=1)
+        .write_section(
+            QUESTION,
+            "Grid battery storage operators",
+            [Evidence(1, "u", "Marrow Cells module", page)],
+        )
+        .body
+    )
+    assert "Marrow was founded" in body
+    assert body.index("Marrow Cells launched") < body.index("Marrow was founded")
+    assert "The launch drew" not in body

@@ -91,6 +91,25 @@ def test_the_overview_quotes_each_section_and_no_table_or_status_line() -> None:
     assert "— Status" not in overview and "|" not in overview
 
 
+def test_the_overview_quotes_neither_an_older_status_nor_a_sentence_leaning_on_another() -> None:
+    """ "… published draft rules" of a page now Final is true of its day, not the answer
+    now; "The technology has not …" quoted alone names nothing."""
+    sections = [
+        SectionDoc(
+            "a",
+            "Widgets",
+            2,
+            "The widget board published draft rules for the archive format in December [1]. "
+            "The technology has not yet been used by any installer in production anywhere [1]. "
+            "The widget board approved the final rules for the archive format in March [1].",
+        ),
+    ]
+    page = "Title: Widgets\nStatus: Final\n\nThe widget board approved the final rules."
+    overview = derived_sections(sections, {1: ("Widgets", page)})[0].body
+    assert "approved the final rules for the archive format in March [1]." in overview
+    assert "draft" not in overview and "The technology" not in overview
+
+
 # -- through create and update -----------------------------------------------------------
 QUESTION = "Where do the widget standards stand: archive layout, signing?"
 

@@ -21,7 +21,7 @@ from core.citations import cited_markers
 from core.facets import Facet, subject_of
 from core.keyfacts import header_fields
 from core.report_state import escape_heading_lines
-from core.sentences import split_cited_sentences
+from core.sentences import refers_back, split_cited_sentences
 from core.text import (
     STOP,
     clean_inline,
@@ -223,12 +223,16 @@ class OfflineWriter:
             if any(fuzz.token_set_ratio(s, t) > 85 for t in chosen_texts):
                 continue
             group = [(pos, s)]
-            if _dangling(s):  # "It is the largest …": only with the sentence before it
+            if refers_back(s):  # "It is the largest …": only with the sentence before it
                 before = quotable_sentences(lookup[marker].content)[pos - 1] if pos else None
-                if before is None or _dangling(before):
+                if before is None or refers_back(before):
                     continue
                 if (pos - 1, before) not in picked.get(marker, []):
                     group.insert(0, (pos - 1, before))
+            else:
+                intro = _introduction(s, pos, lookup[marker], chosen_texts)
+                if intro is not None and intro not in picked.get(marker, []):
+                    group.insert(0, intro)
             picked.setdefault(marker, []).extend(group)
             if marker not in order:
                 order.append(marker)
@@ -239,21 +243,37 @@ class OfflineWriter:
 
 
 # -- helpers --------------------------------------------------------------------------
-#: words that open a sentence leaning on one before it ("It is …", "This method …")
-_DANGLING = frozenset(
-    "it its this these those they their them he she his her such that there's thus "
-    "also however hence therefore moreover furthermore".split()
-)
+_OPENING_NAME = re.compile(r"[A-Z][\w'’-]*")
 
 
-#: nouns that, after "the" / "this" at a sentence's start, point back to something named
-#: before ("The company was founded …", "The method avoids …")
-_BACK_NOUNS = frozenset(
-    "company firm business operator developer project plant facility site method approach "
-    "technique scheme system index proposal programme program initiative plan tool product "
-    "feature change rule order report study group team organisation organization agency "
-    "commission council authority".split()
-)
+def _short_name(sentence: str, title: str) -> str | None:
+    """The fuller name a sentence's opening word shortens, read from its page's title:
+    "Saltmarsh was founded …" on a page titled "Saltmarsh Cells SaltCore module" →
+    "Saltmarsh Cells" (None when the sentence opens with no such short form)."""
+    m = _OPENING_NAME.match(sentence)
+    if m is None:
+        return None
+    words = title.split()
+    for i, word in enumerate(words[:-1]):
+        if word == m.group(0) and words[i + 1][:1].isupper():
+            full = f"{word} {words[i + 1]}"
+            return None if sentence.startswith(full) else full
+    return None
+
+
+def _introduction(
+    sentence: str, pos: int, ev: Evidence, chosen: Sequence[str]
+) -> tuple[int, str] | None:
+    """The page's sentence that introduces the name ``sentence`` opens with in short
+    form ("Saltmarsh Cells launched …" before "Saltmarsh was founded …"), when nothing
+    quoted so far names it in full; None when there is none before it."""
+    full = _short_name(sentence, clean_inline(ev.title))
+    if full is None or any(full in text for text in chosen):
+        return None
+    earlier = quotable_sentences(ev.content)[:pos]
+    return next(((i, text) for i, text in enumerate(earlier) if full in text), None)
+
+
 #: words of brochure copy: a sentence selling rather than stating scores lower
 _MARKETING = re.compile(
     r"\b(?:world[- ]class|leading|best[- ]in[- ]class|cutting[- ]edge|state[- ]of[- ]the[- ]art|"
@@ -263,19 +283,6 @@ _MARKETING = re.compile(
     re.I,
 )
 MARKETING_PENALTY = 0.2  # a brochure sentence scores this share: quoted only when nothing else fits
-
-
-def _dangling(sentence: str) -> bool:
-    """Does the sentence open with a word that refers back to an earlier sentence — a
-    pronoun ("It is …"), or "the"/"this" and a noun that stands for something named
-    before ("The company was founded …")?"""
-    words = re.findall(r"[A-Za-z']+", sentence[:60])
-    if not words:
-        return False
-    first = words[0].casefold()
-    if first in _DANGLING:
-        return True
-    return first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS
 
 
 def _selling(sentence: str) -> bool:

@@ -11,7 +11,7 @@ from sqlmodel import Session
 from core.claim_words import claim_change_text, claim_sentence, date_span, plain_unit
 from core.diffing import diff_stats, inline_html, side_by_side_html, word_diff
 from core.labels import action_label, change_kind_label, decision_label
-from core.models import Snapshot, Source, UpdateRun
+from core.models import SectionProposal, Snapshot, Source, UpdateRun
 from core.views import esc, evidence_rows_html
 
 
@@ -144,75 +144,76 @@ def claim_changes_html(changes: list[dict[str, Any]], *, new_text: bool = True) 
 
 
 def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
-    """One card per section proposal of a run, with its diff, its changed claims and its
-    evidence as safe HTML.
+    """One card per section proposal of a run (``review_card``), in the run's order."""
+    from core.review import proposals_of
+
+    run = session.get(UpdateRun, int(run_id))
+    as_of = run.as_of if run is not None else None
+    return [review_card(session, p, as_of) for p in proposals_of(session, run_id)]
+
+
+def review_card(session: Session, p: SectionProposal, as_of: Any) -> dict[str, Any]:
+    """One section proposal's card, with its diff, its changed claims and its evidence as
+    safe HTML; ``as_of``: the run's date (the newest check of a removed page).
 
     ``stale_if_kept``: claims whose passage was edited or is gone — stale if the section
     is kept as it is (a keep, or a rejected revision). ``stale_if_approved``: those of them
     whose sentence the proposed text (or the analyst's edit) still says unchanged.
     """
-    from core.review import proposals_of
-
-    run = session.get(UpdateRun, int(run_id))
-    as_of = run.as_of if run is not None else None
-    cards = []
-    for p in proposals_of(session, run_id):
-        old = p.old_text or ""
-        if p.analyst_text is not None:
-            new = p.analyst_text
-        elif p.action == "keep":
-            new = p.new_text or old
-        else:
-            new = p.new_text or ""
-        changed = p.action != "keep" or new != old
-        titles = {
-            int(e["marker"]): e.get("title") or e.get("url") or ""
-            for e in p.evidence or []
-            if e.get("marker") is not None
-        }
-        removed = p.action == "remove"
-        evidence = [_with_label(e) for e in p.evidence or []]
-        changes = claim_changes(
-            session,
-            list(p.claims or []),
-            "" if removed else new,
-            titles,
-            evidence=evidence,
-            as_of=as_of,
-        )
-        flags = [str(f) for f in p.flags or []]
-        changed_sentences = [c["sentence"] for c in changes]
-        cards.append(
-            {
-                "key": p.key,
-                "heading": p.heading or "(opening paragraph)",
-                "level": p.level,
-                "action": p.action,
-                "action_label": action_label(p.action),
-                "decision": p.decision,
-                "decision_label": decision_label(p.decision),
-                "rationale": p.rationale,
-                "flags": flags,
-                "attention": [f for f in flags if f.lower().startswith("needs attention")],
-                "old_text": old,
-                "new_text": p.new_text or "",
-                "proposed_text": new,
-                "edited": p.analyst_text is not None,
-                "changed": changed,
-                "diff_html": side_by_side_html(old, new, changed_sentences) if changed else "",
-                "diff_stats": diff_stats(word_diff(old, new)) if changed else {},
-                # the report sentences whose claims changed, marked in the Before column
-                "highlighted": changed_sentences,
-                "evidence": evidence,
-                "evidence_html": evidence_rows_html(evidence),
-                "claim_changes": changes,
-                "claim_changes_html": claim_changes_html(changes, new_text=changed and not removed),
-                "stale_if_kept": len(changes),
-                "stale_if_approved": sum(c["unchanged_in_proposal"] for c in changes),
-            }
-        )
-        cards[-1]["stale_on_commit"] = _stale_on_commit(p, cards[-1])
-    return cards
+    old = p.old_text or ""
+    if p.analyst_text is not None:
+        new = p.analyst_text
+    elif p.action == "keep":
+        new = p.new_text or old
+    else:
+        new = p.new_text or ""
+    changed = p.action != "keep" or new != old
+    titles = {
+        int(e["marker"]): e.get("title") or e.get("url") or ""
+        for e in p.evidence or []
+        if e.get("marker") is not None
+    }
+    removed = p.action == "remove"
+    evidence = [_with_label(e) for e in p.evidence or []]
+    changes = claim_changes(
+        session,
+        list(p.claims or []),
+        "" if removed else new,
+        titles,
+        evidence=evidence,
+        as_of=as_of,
+    )
+    flags = [str(f) for f in p.flags or []]
+    changed_sentences = [c["sentence"] for c in changes]
+    card = {
+        "key": p.key,
+        "heading": p.heading or "(opening paragraph)",
+        "level": p.level,
+        "action": p.action,
+        "action_label": action_label(p.action),
+        "decision": p.decision,
+        "decision_label": decision_label(p.decision),
+        "rationale": p.rationale,
+        "flags": flags,
+        "attention": [f for f in flags if f.lower().startswith("needs attention")],
+        "old_text": old,
+        "new_text": p.new_text or "",
+        "proposed_text": new,
+        "edited": p.analyst_text is not None,
+        "changed": changed,
+        "diff_html": side_by_side_html(old, new, changed_sentences) if changed else "",
+        "diff_stats": diff_stats(word_diff(old, new)) if changed else {},
+        # the report sentences whose claims changed, marked in the Before column
+        "highlighted": changed_sentences,
+        "evidence": evidence,
+        "evidence_html": evidence_rows_html(evidence),
+        "claim_changes": changes,
+        "claim_changes_html": claim_changes_html(changes, new_text=changed and not removed),
+        "stale_if_kept": len(changes),
+        "stale_if_approved": sum(c["unchanged_in_proposal"] for c in changes),
+    }
+    card["stale_on_commit"] = _stale_on_commit(p, card)
+    return card
 
 
 def _with_label(row: dict[str, Any]) -> dict[str, Any]:

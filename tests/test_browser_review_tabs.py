@@ -1,0 +1,84 @@
+"""Review in two Chromium tabs at once (Playwright against `streamlit run app.py`): every
+decision clicked in the second tab takes one click — none is dropped while the screen's
+poll redraws — and the first tab follows without a reload.
+
+Runs (never skips) under CI=true; locally it skips only when Chromium is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers.browser import (
+    ROOT,
+    configure_expect,
+    new_page,
+    open_screen,
+    require_chromium,
+    serve,
+)
+
+require_chromium()
+configure_expect()
+
+from playwright.sync_api import Browser, Locator, Page, expect  # noqa: E402
+
+ONE_CLICK = 10_000  # ms: a decision shows well within this on a loaded machine, or never
+REDRAWN = 20_000  # ms: the other tab polls every few seconds
+
+
+def cli(home: Path, *args: str) -> None:
+    env = {**os.environ, "EVERGREEN_HOME": str(home), "EVERGREEN_JOBS": "sync"}
+    env.pop("EVERGREEN_DB", None)
+    subprocess.run(
+        [sys.executable, "-m", "core.cli", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+
+
+def decisions(page: Page, name: str) -> Locator:
+    """A decision's buttons, one per card that has it, in screen order."""
+    return page.get_by_role("button", name=name, exact=True)
+
+
+def decide_once(button: Locator) -> None:
+    """One click, and the card shows the decision (its button disabled)."""
+    button.click()
+    expect(button).to_be_disabled(timeout=ONE_CLICK)
+
+
+def test_every_decision_in_a_second_tab_takes_one_click(chromium: Browser, tmp_path: Path) -> None:
+    home = tmp_path / "ws"
+    home.mkdir()
+    cli(home, "demo")
+    cli(home, "update", "1", "--as-of", "2026-04-15")
+    server = serve(home, tmp_path / "server.log")
+    url = next(server)
+    a, b = new_page(chromium), new_page(chromium)
+    try:
+        open_screen(a, url, "review", "Review")
+        expect(a.get_by_role("button", name="Commit version")).to_be_visible()
+        open_screen(b, url, "review", "Review")
+        expect(b.get_by_role("button", name="Commit version")).to_be_visible()
+        approve, keep, reject = (decisions(b, n) for n in ("Approve", "Keep as is", "Reject"))
+        changed, kept = approve.count(), keep.count()
+        assert changed >= 2 and kept >= 1 and reject.count() == changed + kept
+        for i in range(changed + kept):  # reject every card, then approve or keep each
+            decide_once(reject.nth(i))
+        for i in range(changed):
+            decide_once(approve.nth(i))
+        for i in range(kept):
+            decide_once(keep.nth(i))
+        expect(b.get_by_text(f"0 of {changed + kept} section(s) still pending.")).to_be_visible()
+        expect(b.get_by_role("button", name="Commit version")).to_be_enabled()
+
+        # The first tab shows every decision, unreloaded.
+        for name, count in (("Approve", changed), ("Keep as is", kept)):
+            for i in range(count):
+                expect(decisions(a, name).nth(i)).to_be_disabled(timeout=REDRAWN)
+        expect(a.get_by_role("button", name="Commit version")).to_be_enabled()
+    finally:
+        server.close()

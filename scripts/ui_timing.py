@@ -10,12 +10,23 @@ review, then measures in the browser:
   its new decision) and the script run has finished (the running indicator is gone);
 - ``save_edit``: from the click until the card says "(edited)", likewise.
 
+Each click is timed by two clocks at once:
+
+- ``old``: ``time.perf_counter()`` around the click and Playwright's ``expect`` (and a
+  50 ms pause, then no running indicator) — how this script measured before. ``expect``
+  polls at growing intervals (100, 250, 500, 1000 ms), so this figure is rounded up to
+  the next poll;
+- ``new``: the page's own clock — ``performance.now()`` at the click's ``pointerdown``
+  to the first animation frame that shows the result with the script run over
+  (``data-test-script-state="notRunning"`` on the app root, no running indicator in the
+  DOM). ``shown`` is the first frame with the result, whether or not the run is over.
+
 With ``--floor`` it first times the same click on a one-button Streamlit fragment app
-(``floor``): what any click costs on this machine with this method, the figure the
-Review timings are to be read against.
+(``floor``): what any click costs on this machine, the figure the Review timings are to
+be read against.
 
 Usage:  python scripts/ui_timing.py [--rounds 3] [--floor] [--json out.json]
-Prints the median, minimum and maximum of each figure over the rounds (seconds).
+Prints the median, minimum and maximum of each figure and clock over the rounds (seconds).
 """
 
 from __future__ import annotations
@@ -34,9 +45,11 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
 BUSY = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 
 
@@ -108,32 +121,112 @@ def _idle(page: object) -> None:
     page.wait_for_function(BUSY, timeout=60_000)  # type: ignore[attr-defined]
 
 
-def one_round(url: str, page: object) -> dict[str, float]:
-    """The four timings of one fresh run awaiting review."""
+# -- the in-page clock -------------------------------------------------------------------------
+# Playwright's ``expect`` polls its condition at growing intervals (100, 250, 500, 1000 ms), so
+# a figure taken from outside the page is rounded up to the next poll. The page measures
+# itself instead: a capturing ``pointerdown`` listener notes ``performance.now()`` at the
+# click, then a requestAnimationFrame loop checks every frame for the result and for the
+# script run being over ("notRunning" on the app root, no running indicator in the DOM).
+ARM = """() => {
+  const ready = %s;
+  const idle = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+      && !document.querySelector('[data-testid="stStatusWidget"]');
+  };
+  const rec = window.__egTiming = {start: null, shown: null, done: null};
+  const tick = () => {
+    const now = performance.now();
+    const ok = ready();
+    if (ok && rec.shown === null) rec.shown = now;
+    if (ok && idle()) { rec.done = now; return; }
+    requestAnimationFrame(tick);
+  };
+  document.addEventListener('pointerdown', () => {
+    rec.start = performance.now();
+    requestAnimationFrame(tick);
+  }, {capture: true, once: true});
+}"""
+RESULT = "() => window.__egTiming && window.__egTiming.done !== null ? window.__egTiming : null"
+
+
+def _button(text: str, nth: int = 0) -> str:
+    """JS: the nth button whose text is ``text`` (or undefined)."""
+    return (
+        f"[...document.querySelectorAll('button')]"
+        f".filter(b => b.textContent.trim() === {json.dumps(text)})[{nth}]"
+    )
+
+
+SHOWN = {  # what each figure waits for, as a JS predicate on the page
+    "open": f"() => !!{_button('Commit version')}",
+    "approve": f"() => !!({_button('Approve')} || {{}}).disabled",
+    "reject": f"() => !!({_button('Reject', 1)} || {{}}).disabled",
+    "save_edit": "() => (document.querySelector('[data-testid=\"stMain\"]') || {})"
+    ".textContent?.includes('(edited)') || false",
+}
+
+
+def _arm(page: object, shown: str) -> None:
+    page.evaluate(ARM % shown)  # type: ignore[attr-defined]
+
+
+def _in_page(page: object) -> dict[str, float]:
+    """The in-page figures of the last armed click: ``shown`` (the result is on screen)
+    and ``done`` (the result on screen and the script run over), seconds."""
+    handle = page.wait_for_function(RESULT, timeout=60_000, polling=100)  # type: ignore[attr-defined]
+    rec = handle.json_value()
+    return {
+        "shown": (rec["shown"] - rec["start"]) / 1000,
+        "done": (rec["done"] - rec["start"]) / 1000,
+    }
+
+
+class Timer:
+    """One click timed by both clocks: ``old`` (perf_counter around Playwright's expect
+    polling, as this script measured before) and the page's own (``new``)."""
+
+    def __init__(self, page: object) -> None:
+        self.page = page
+        self.old: dict[str, float] = {}
+        self.new: dict[str, float] = {}
+        self.shown: dict[str, float] = {}
+
+    def time(self, name: str, click: Any, wait: Any) -> None:
+        _arm(self.page, SHOWN[name])
+        t0 = time.perf_counter()
+        click()
+        wait()
+        _idle(self.page)
+        self.old[name] = time.perf_counter() - t0
+        figures = _in_page(self.page)
+        self.new[name] = figures["done"]
+        self.shown[name] = figures["shown"]
+
+
+def one_round(url: str, page: object) -> dict[str, dict[str, float]]:
+    """The four timings of one fresh run awaiting review, by both clocks."""
     from playwright.sync_api import expect
 
-    out: dict[str, float] = {}
+    timer = Timer(page)
     page.goto(f"{url}/")  # type: ignore[attr-defined]
     _idle(page)
-    t0 = time.perf_counter()
-    page.get_by_role("link", name="Review", exact=True).click()  # type: ignore[attr-defined]
-    expect(page.get_by_role("button", name="Commit version")).to_be_visible(timeout=60_000)  # type: ignore[attr-defined]
-    _idle(page)
-    out["open"] = time.perf_counter() - t0
+    page.wait_for_timeout(1_000)  # type: ignore[attr-defined]
+    commit = page.get_by_role("button", name="Commit version")  # type: ignore[attr-defined]
+    timer.time(
+        "open",
+        page.get_by_role("link", name="Review", exact=True).click,  # type: ignore[attr-defined]
+        lambda: expect(commit).to_be_visible(timeout=60_000),
+    )
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]
 
     approve = page.get_by_role("button", name="Approve", exact=True).first  # type: ignore[attr-defined]
-    t0 = time.perf_counter()
-    approve.click()
-    expect(approve).to_be_disabled(timeout=60_000)
-    _idle(page)
-    out["approve"] = time.perf_counter() - t0
+    timer.time("approve", approve.click, lambda: expect(approve).to_be_disabled(timeout=60_000))
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]
 
     reject = page.get_by_role("button", name="Reject", exact=True).nth(1)  # type: ignore[attr-defined]
-    t0 = time.perf_counter()
-    reject.click()
-    expect(reject).to_be_disabled(timeout=60_000)
-    _idle(page)
-    out["reject"] = time.perf_counter() - t0
+    timer.time("reject", reject.click, lambda: expect(reject).to_be_disabled(timeout=60_000))
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]
 
     page.get_by_text("Edit the new text").first.click()  # type: ignore[attr-defined]
     _idle(page)
@@ -141,19 +234,22 @@ def one_round(url: str, page: object) -> dict[str, float]:
     box.fill(box.input_value() + " Edited by the timing script.")
     box.press("Control+Enter")
     _idle(page)
-    t0 = time.perf_counter()
-    page.get_by_role("button", name="Save edit and approve").first.click()  # type: ignore[attr-defined]
-    expect(page.get_by_text("(edited)").first).to_be_visible(timeout=60_000)  # type: ignore[attr-defined]
-    _idle(page)
-    out["save_edit"] = time.perf_counter() - t0
-    return out
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]
+    edited = page.get_by_text("(edited)").first  # type: ignore[attr-defined]
+    timer.time(
+        "save_edit",
+        page.get_by_role("button", name="Save edit and approve").first.click,  # type: ignore[attr-defined]
+        lambda: expect(edited).to_be_visible(timeout=60_000),
+    )
+    return {"old": timer.old, "new": timer.new, "shown": timer.shown}
 
 
-def floor(browser: object, clicks: int = 8) -> list[float]:
-    """Seconds per click on a one-button fragment app (the machine's floor)."""
+def floor(browser: object, clicks: int = 8) -> dict[str, list[float]]:
+    """Seconds per click on a one-button fragment app (the machine's floor), by both
+    clocks."""
     from playwright.sync_api import expect
 
-    times: list[float] = []
+    out: dict[str, list[float]] = {"old": [], "new": [], "shown": []}
     with tempfile.TemporaryDirectory(prefix="eg-floor-") as tmp:
         script = Path(tmp) / "floor.py"
         script.write_text(FLOOR_APP, encoding="utf-8")
@@ -163,13 +259,34 @@ def floor(browser: object, clicks: int = 8) -> list[float]:
             _idle(page)
             for n in range(clicks):
                 button = page.get_by_role("button", name=f"Click {n}")
+                _arm(page, f"() => !!{_button(f'Click {n + 1}')}")
                 t0 = time.perf_counter()
                 button.click()
                 expect(page.get_by_role("button", name=f"Click {n + 1}")).to_be_visible()
                 _idle(page)
-                times.append(time.perf_counter() - t0)
+                out["old"].append(time.perf_counter() - t0)
+                figures = _in_page(page)
+                out["new"].append(figures["done"])
+                out["shown"].append(figures["shown"])
+                page.wait_for_timeout(300)
             page.context.close()
-    return times
+    return out
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+    }
+
+
+KEYS = ("open", "approve", "reject", "save_edit")
+CLOCKS = ("old", "new", "shown")
+
+
+def _round_line(r: dict[str, dict[str, float]]) -> str:
+    return ", ".join(f"{k} {r['new'][k]:.3f} (old {r['old'][k]:.2f})" for k in KEYS)
 
 
 def main() -> None:
@@ -180,14 +297,10 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    rounds: list[dict[str, float]] = []
+    rounds: list[dict[str, dict[str, float]]] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-        )
-        floor_times = floor(browser) if args.floor else []
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        floor_times = floor(browser) if args.floor else {}
         for n in range(args.rounds):
             with tempfile.TemporaryDirectory(prefix="eg-ui-") as tmp:
                 home = Path(tmp)
@@ -196,27 +309,19 @@ def main() -> None:
                     context = browser.new_context(viewport={"width": 1400, "height": 2400})
                     rounds.append(one_round(url, context.new_page()))
                     context.close()
-            print(f"round {n + 1}: " + ", ".join(f"{k} {v:.2f}" for k, v in rounds[-1].items()))
+            print(f"round {n + 1}: " + _round_line(rounds[-1]))
         browser.close()
-    keys = ("open", "approve", "reject", "save_edit")
-    summary = {
-        k: {
-            "median": round(statistics.median(r[k] for r in rounds), 3),
-            "min": round(min(r[k] for r in rounds), 3),
-            "max": round(max(r[k] for r in rounds), 3),
-        }
-        for k in keys
-    }
-    if floor_times:
-        summary["floor"] = {
-            "median": round(statistics.median(floor_times), 3),
-            "min": round(min(floor_times), 3),
-            "max": round(max(floor_times), 3),
-        }
-    for k, v in summary.items():
-        print(f"{k:>10}: median {v['median']:.2f} s  (min {v['min']:.2f}, max {v['max']:.2f})")
+    summary = {clock: {k: _spread([r[clock][k] for r in rounds]) for k in KEYS} for clock in CLOCKS}
+    for clock in CLOCKS:
+        if floor_times:
+            summary[clock]["floor"] = _spread(floor_times[clock])
+    for clock, figures in summary.items():
+        print(f"-- {clock}")
+        for k, v in figures.items():
+            print(f"{k:>10}: median {v['median']:.3f} s  (min {v['min']:.3f}, max {v['max']:.3f})")
     if args.json:
-        args.json.write_text(json.dumps({"rounds": rounds, "summary": summary}, indent=2))
+        payload = {"rounds": rounds, "floor": floor_times, "summary": summary}
+        args.json.write_text(json.dumps(payload, indent=2))
 
 
 if __name__ == "__main__":

@@ -72,7 +72,8 @@ def normalise(sentence: str) -> str:
         return (s[:-1] if s.endswith("::") else s).casefold()
     s = _ROLE.sub("", sentence)
     s = RST_LINK.sub(_rst_link_text, s)
-    s = MD_LINK.sub(link_text, s)
+    if "](" in s:  # every link holds one
+        s = MD_LINK.sub(link_text, s)
     s = _NORM_DROP.sub("", s)
     s = _HYPHEN_BREAK.sub(r"\1-\2", s)
     s = _WS.sub(" ", s).strip()

@@ -202,7 +202,8 @@ def _scrub(text: str) -> str:
     s = _ENUM_PREFIX.sub(" ", s)
     s = _URL.sub(" ", s)
     s = RST_LINK.sub(lambda m: f" {m.group(1)} ", s)
-    s = MD_LINK.sub(lambda m: f" {m.group('text')} ", s)
+    if "](" in s:  # every link holds one
+        s = MD_LINK.sub(lambda m: f" {m.group('text')} ", s)
     s = _LINK_TARGET.sub(" ", s)
     s = _MD_TARGET.sub(" ", s)
     s = _FOOTNOTE.sub(" ", s)

@@ -166,7 +166,7 @@ def test_json_schema_refused_falls_back_to_json_object() -> None:
         kinds = [r["response_format"]["type"] for r in fake.requests]
         assert kinds == ["json_schema", "json_object", "json_object"]  # refused once, then never
         assert fake.requests[1]["response_format"]["schema"]["title"] == "QueryPlan"
-        assert writer.mode == "json_object" and draft.markers == [3, 5]
+        assert writer.model.mode == "json_object" and draft.markers == [3, 5]
         assert meter.total("llm_calls") == 3  # the refused call is counted too
 
 
@@ -192,7 +192,7 @@ def test_slow_reply_times_out_and_is_retried(fake: FakeOpenAI) -> None:
     fake.script(Step("slow", delay=1.5))
     writer = make_writer(fake, timeout=0.5)
     assert writer.write_section(QUESTION, "Costs", EV).markers == [3, 5]
-    assert [c.status for c in writer.calls] == ["timeout", "ok"]
+    assert [c.status for c in writer.model.calls] == ["timeout", "ok"]
     fake.script(Step("slow", delay=1.5), Step("slow", delay=1.5))
     with pytest.raises(WriterFailed, match="timed out"):
         make_writer(fake, timeout=0.5, attempts=2).write_section(QUESTION, "Costs", EV)

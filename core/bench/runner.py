@@ -285,24 +285,26 @@ def _maybe_judge(
 
 
 def judge(spec: QuerySpec, report_id: int, baseline_id: int) -> dict[str, Any]:
+    from core.bench.judge import judge_report
     from core.db import session_scope
     from core.export import version_markdown
     from core.repository import get_report
     from core.writers import get_writer
     from core.writers.base import BudgetExceeded, WriterFailed
+    from core.writers.llm import LlmWriter
 
     writer = get_writer("openai")
+    if not isinstance(writer, LlmWriter):  # pragma: no cover - get_writer's contract
+        raise EvergreenError("The judge needs the LLM writer.")
     with session_scope() as s:
         target = version_markdown(s, get_report(s, report_id))
         reference = version_markdown(s, get_report(s, baseline_id))
-    before = len(writer.calls)  # type: ignore[attr-defined]
+    before = len(writer.model.calls)
     try:
-        scores: dict[str, Any] = writer.judge_report(  # type: ignore[attr-defined]
-            spec.query, target, reference
-        )
+        scores: dict[str, Any] = judge_report(writer, spec.query, target, reference)
     except (WriterFailed, BudgetExceeded) as exc:
         scores = {"error": str(exc)}
-    calls = writer.calls[before:]  # type: ignore[attr-defined]
+    calls = writer.model.calls[before:]
     scores["tokens_in"] = sum(c.tokens_in for c in calls)
     scores["tokens_out"] = sum(c.tokens_out for c in calls)
     return scores

@@ -14,12 +14,9 @@ revision gets the claims whose passages changed (``ClaimUpdate``) as ``<claim>``
 a reply that still states one of those sentences unchanged gets one repair round, and if
 the repair does no better the draft is returned with a "needs attention" note.
 
-Every HTTP call is recorded with ``core.costs.record`` (tokens from ``usage``, cached
-tokens, $ from the price table) under the engine's current stage, and logged with its
-prompt ``name@version`` to the workspace's ``logs/llm_calls.jsonl`` (see CALL_LOG).
-Transient failures (429 honouring Retry-After, 5xx, timeouts, dropped connections) are
-retried with exponential backoff and jitter; a per-run token / $ budget is checked before
-each call. Fetched text is untrusted: it only ever enters a prompt inside ``<source>``
+Requests, retries, the per-run budget, cost records and the call log are the model
+client's (``core.writers.model_client``); the bench's judge is ``core.bench.judge``.
+Fetched text is untrusted: it only ever enters a prompt inside ``<source>``
 tags, with the instruction not to follow directions found there.
 """
 
@@ -28,26 +25,18 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
-import time
-import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import openai
 from pydantic import BaseModel, Field, ValidationError, field_validator
 from rapidfuzz import fuzz, process
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
-from tenacity.wait import wait_random_exponential
 
 from core import costs
 from core.anchors import sentence_key
 from core.citations import Citation, cited_markers, format_citation, rewrite_citations
 from core.claims import cited_sentences
-from core.dates import retry_after_seconds
 from core.errors import EvergreenError
 from core.facets import Facet
 from core.keyfacts import read_key_facts, typed
@@ -64,13 +53,12 @@ from core.writers.base import (
     OutlineItem,
     WriterFailed,
 )
+from core.writers.model_client import CALL_LOG, ModelClient
 from core.writers.offline import OfflineWriter
-from core.writers.prompts import Prompt, load_prompt
+from core.writers.prompts import load_prompt
 
 log = logging.getLogger("evergreen.llm")
 T = TypeVar("T", bound=BaseModel)
-
-CALL_LOG = "logs/llm_calls.jsonl"  # relative to the workspace folder
 
 
 # -- structured outputs ------------------------------------------------------------------
@@ -117,23 +105,6 @@ class ChangeSummary(BaseModel):
     summary: str
 
 
-class RaceScores(BaseModel):
-    comprehensiveness: float = Field(ge=0, le=10)
-    insight: float = Field(ge=0, le=10)
-    instruction_following: float = Field(ge=0, le=10)
-    readability: float = Field(ge=0, le=10)
-
-
-class RaceJudgement(BaseModel):
-    report_a: RaceScores
-    report_b: RaceScores
-    rationale: str = ""
-
-
-RACE_DIMENSIONS = tuple(RaceScores.model_fields)
-JUDGE_REPORT_CHARS = 24_000  # each report is cut to this before judging
-
-
 QUOTE_MATCH = 90.0  # fuzz.partial_ratio of a quote within its source to count as found
 QUOTE_MIN_CHARS = 8  # a shorter quote proves nothing
 SENTENCE_MATCH = 85.0  # fuzz.ratio for a quote's sentence to name a sentence of the body
@@ -150,24 +121,6 @@ class _Flawed(_Invalid):
     def __init__(self, problem: str, result: Any) -> None:
         super().__init__(problem)
         self.result = result
-
-
-@dataclass
-class CallRecord:
-    """One HTTP call to the model server, as logged (never the prompt text or a key)."""
-
-    at: str
-    writer: str  # this writer instance (one per run)
-    stage: str
-    prompt: str  # name@version
-    model: str
-    mode: str  # json_schema | json_object
-    status: str  # ok (valid for the schema) | invalid | http 429 | timeout | ...
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cached_tokens: int = 0
-    usd: float = 0.0
-    seconds: float = 0.0
 
 
 # -- citation and body hygiene -----------------------------------------------------------
@@ -259,23 +212,21 @@ class LlmWriter:
         bundle_chars: int = 40000,
         log_path: Path | None = None,
     ) -> None:
-        self.client = client
         self.models = {"planner": planner, "writer": writer, "summariser": summariser}
-        self.price_for = price_for
-        self.budget_tokens = budget_tokens
-        self.budget_usd = budget_usd
-        self._secrets = [s for s in secrets if s]
-        self.attempts = max(1, attempts)
-        self.backoff = backoff
-        self.backoff_max = backoff_max
-        self.max_retry_after = max_retry_after
+        self.model = ModelClient(
+            client,
+            price_for=price_for,
+            budget_tokens=budget_tokens,
+            budget_usd=budget_usd,
+            secrets=secrets,
+            attempts=attempts,
+            backoff=backoff,
+            backoff_max=backoff_max,
+            max_retry_after=max_retry_after,
+            log_path=log_path,
+        )
         self.source_chars = source_chars
         self.bundle_chars = bundle_chars
-        self.log_path = log_path
-        self.mode = "json_schema"  # becomes json_object when the server refuses json_schema
-        self.calls: list[CallRecord] = []
-        self.id = uuid.uuid4().hex[:12]
-        self._lock = threading.Lock()
         self._fallback = OfflineWriter()
         self.mode_note = (
             f"Written by a language model ({writer}) from the cited sources; every citation "
@@ -322,7 +273,7 @@ class LlmWriter:
                 raise _Invalid("the list of queries is empty")
             return queries[:max_queries]
 
-        return self._ask(
+        return self.ask(
             "plan_queries",
             "planner",
             QueryPlan,
@@ -362,7 +313,7 @@ class LlmWriter:
                 raise _Invalid("no section has a heading and at least one allowed source id")
             return items[:max_sections]
 
-        return self._ask(
+        return self.ask(
             "propose_outline",
             "planner",
             OutlinePlan,
@@ -391,7 +342,7 @@ class LlmWriter:
             draft = self._draft(out.body, heading, allowed, set(), notes, require_cite=True)
             return _with_quotes(draft, out.quotes, texts)
 
-        return self._ask(
+        return self.ask(
             "write_section",
             "writer",
             SectionText,
@@ -450,7 +401,7 @@ class LlmWriter:
                 raise _Flawed(_stale_problem(stale), draft)
             return draft
 
-        return self._ask(
+        return self.ask(
             "revise_section",
             "writer",
             SectionText,
@@ -471,7 +422,7 @@ class LlmWriter:
         if change.kind == ChangeKind.GONE or not _metered():
             return plain
         try:
-            return self._ask(
+            return self.ask(
                 "summarise_change",
                 "summariser",
                 ChangeSummary,
@@ -483,30 +434,8 @@ class LlmWriter:
         except (WriterFailed, BudgetExceeded):
             return plain
 
-    def judge_report(self, question: str, target: str, reference: str) -> dict[str, float]:
-        """RACE-style scores of ``target`` against ``reference`` (both Markdown): per
-        dimension target / (target + reference), 0.5 meaning as good, and their mean."""
-
-        def check(out: RaceJudgement) -> dict[str, float]:
-            scores = {}
-            for dim in RACE_DIMENSIONS:
-                a, b = getattr(out.report_a, dim), getattr(out.report_b, dim)
-                scores[dim] = round(a / (a + b), 4) if a + b else 0.5
-            scores["overall"] = round(sum(scores.values()) / len(RACE_DIMENSIONS), 4)
-            return scores
-
-        return self._ask(
-            "judge_report",
-            "writer",
-            RaceJudgement,
-            check,
-            question=question,
-            report_a=target[:JUDGE_REPORT_CHARS],
-            report_b=reference[:JUDGE_REPORT_CHARS],
-        )
-
     # -- one operation: render, call, validate, repair once -------------------------------
-    def _ask(
+    def ask(
         self,
         op: str,
         role: str,
@@ -521,7 +450,7 @@ class LlmWriter:
         flawed: _Flawed | None = None  # the latest usable but flawed result
         for attempt in (1, 2):
             try:
-                content, parsed, problem = self._call(prompt, model, messages, schema)
+                content, parsed, problem = self.model.request(prompt, model, messages, schema)
             except (WriterFailed, BudgetExceeded):
                 if flawed is None:
                     raise
@@ -544,205 +473,6 @@ class LlmWriter:
         raise WriterFailed(
             f"{model} gave no usable {op.replace('_', ' ')} after one repair attempt ({problem})"
         )
-
-    def _call(
-        self, prompt: Prompt, model: str, messages: list[dict[str, str]], schema: type[T]
-    ) -> tuple[str, T | None, str]:
-        """One structured request with retries: (content, parsed or None, problem)."""
-        self._check_budget(messages)
-        if self.mode == "json_schema":
-            try:
-                return self._with_retries(lambda: self._request(prompt, model, messages, schema))
-            except openai.APIStatusError as exc:
-                if exc.status_code not in (400, 422, 500, 501) or not _about_format(exc):
-                    raise self._failure(exc, model) from None
-                log.warning(
-                    "%s refused json_schema output (HTTP %s); using json_object with the "
-                    "schema from now on.",
-                    model,
-                    exc.status_code,
-                )
-                self.mode = "json_object"
-            except openai.OpenAIError as exc:
-                raise self._failure(exc, model) from None
-        try:
-            return self._with_retries(lambda: self._request(prompt, model, messages, schema))
-        except openai.OpenAIError as exc:
-            raise self._failure(exc, model) from None
-
-    def _request(
-        self, prompt: Prompt, model: str, messages: list[dict[str, str]], schema: type[T]
-    ) -> tuple[str, T | None, str]:
-        mode = self.mode
-        start = time.perf_counter()
-        try:
-            if mode == "json_schema":
-                raw = self.client.chat.completions.with_raw_response.parse(
-                    model=model, messages=messages, response_format=schema
-                )
-            else:
-                raw = self.client.chat.completions.with_raw_response.create(
-                    model=model,
-                    messages=messages,
-                    response_format={"type": "json_object", "schema": schema.model_json_schema()},
-                )
-        except openai.APIStatusError as exc:
-            self._record(prompt, model, mode, f"http {exc.status_code}", start)
-            raise
-        except openai.APITimeoutError:
-            self._record(prompt, model, mode, "timeout", start)
-            raise
-        except openai.APIConnectionError:
-            self._record(prompt, model, mode, "connection error", start)
-            raise
-        try:
-            data = raw.http_response.json()
-        except ValueError:
-            self._record(prompt, model, mode, "not json", start)
-            return "", None, "the server's reply was not a chat completion"
-        usage = data.get("usage") or {}
-        choice = (data.get("choices") or [{}])[0]
-        content = ((choice.get("message") or {}).get("content")) or ""
-        problem = ""
-        parsed: T | None = None
-        if choice.get("finish_reason") == "length":
-            problem = "the reply was cut off at the token limit; answer more briefly"
-        elif not content.strip():
-            problem = "the reply was empty"
-        else:
-            try:
-                parsed = schema.model_validate_json(_strip_fences(content))
-            except ValidationError as exc:
-                problem = f"not valid JSON for the schema ({_short_error(exc)})"
-        self._record(prompt, model, mode, "ok" if parsed is not None else "invalid", start, usage)
-        return content, parsed, problem
-
-    # -- retries -------------------------------------------------------------------------------
-    def _with_retries(self, fn: Callable[[], Any]) -> Any:
-        def wait(state: RetryCallState) -> float:
-            exc = state.outcome.exception() if state.outcome else None
-            after = _retry_after(exc)
-            if after is not None:
-                return min(after, self.max_retry_after)
-            return wait_random_exponential(multiplier=self.backoff, max=self.backoff_max)(state)
-
-        def log_retry(state: RetryCallState) -> None:
-            exc = state.outcome.exception() if state.outcome else None
-            log.warning(
-                "model call failed (%s); retry %d/%d in %.1fs",
-                self._scrub(_describe_error(exc)),
-                state.attempt_number,
-                self.attempts - 1,
-                state.next_action.sleep if state.next_action else 0.0,
-            )
-
-        retrying = Retrying(
-            stop=stop_after_attempt(self.attempts),
-            wait=wait,
-            retry=retry_if_exception(_transient),
-            before_sleep=log_retry,
-            reraise=True,
-        )
-        return retrying(fn)
-
-    def _failure(self, exc: Exception, model: str) -> EvergreenError:
-        """The exception to raise for a call that finally failed; never holds a key."""
-        what = self._scrub(_describe_error(exc))
-        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-            return EvergreenError(
-                f"The model server refused the credentials (HTTP {exc.status_code}); check "
-                "OPENAI_API_KEY and OPENAI_BASE_URL."
-            )
-        if isinstance(exc, openai.NotFoundError):
-            return EvergreenError(
-                f"The model server has no model {model!r} (HTTP 404); check "
-                "EVERGREEN_MODEL_* and OPENAI_BASE_URL."
-            )
-        if isinstance(exc, openai.APIConnectionError) and not isinstance(
-            exc, openai.APITimeoutError
-        ):
-            return EvergreenError(
-                f"Cannot reach the model server ({what}) after {self.attempts} attempts; "
-                "check OPENAI_BASE_URL and that the server is running."
-            )
-        return WriterFailed(f"{model} did not answer usably after {self.attempts} attempts: {what}")
-
-    # -- budget, costs, log --------------------------------------------------------------------
-    def _check_budget(self, messages: list[dict[str, str]]) -> None:
-        estimate = sum(len(m["content"]) for m in messages) // 4
-        if self.budget_tokens is not None:
-            used = int(costs.spent("tokens_in") + costs.spent("tokens_out"))
-            if used + estimate > self.budget_tokens:
-                raise BudgetExceeded(
-                    f"token budget of {self.budget_tokens:,} reached ({used:,} used; the next "
-                    f"call needs about {estimate:,})"
-                )
-        if self.budget_usd is not None:
-            used_usd = costs.spent("usd")
-            if used_usd >= self.budget_usd:
-                raise BudgetExceeded(
-                    f"budget of ${self.budget_usd:.4f} reached (${used_usd:.4f} spent)"
-                )
-
-    def _record(
-        self,
-        prompt: Prompt,
-        model: str,
-        mode: str,
-        status: str,
-        start: float,
-        usage: dict[str, Any] | None = None,
-    ) -> None:
-        usage = usage or {}
-        tokens_in = int(usage.get("prompt_tokens") or 0)
-        tokens_out = int(usage.get("completion_tokens") or 0)
-        cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-        usd = 0.0
-        if self.price_for is not None:
-            price = self.price_for(model)
-            usd = (
-                (tokens_in - cached) * price.input
-                + cached * price.cached_input
-                + tokens_out * price.output
-            ) / 1_000_000
-        costs.record(
-            self.name,
-            model,
-            prompt.label,
-            llm_calls=1,
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
-            cached_tokens=cached,
-            usd=usd,
-        )
-        rec = CallRecord(
-            at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-            writer=self.id,
-            stage=_stage(),
-            prompt=prompt.label,
-            model=model,
-            mode=mode,
-            status=status,
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
-            cached_tokens=cached,
-            usd=round(usd, 8),
-            seconds=round(time.perf_counter() - start, 3),
-        )
-        with self._lock:
-            self.calls.append(rec)
-            if self.log_path is not None:
-                try:
-                    self.log_path.parent.mkdir(parents=True, exist_ok=True)
-                    with self.log_path.open("a", encoding="utf-8") as fh:
-                        fh.write(json.dumps(asdict(rec)) + "\n")
-                except OSError as exc:  # the log is a convenience; costs are in the DB
-                    log.warning("cannot write the LLM call log: %s", exc)
-
-    def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return re.sub(r"\b(sk|tvly)-[A-Za-z0-9_-]{8,}", r"\1-***", text)
 
     # -- helpers ---------------------------------------------------------------------------------
     def _revision_bundle(
@@ -811,10 +541,6 @@ class LlmWriter:
 def _metered() -> bool:
     """Whether a writer call is being metered (so a model call's cost can be recorded)."""
     return costs.active_stage() is not None
-
-
-def _stage() -> str:
-    return costs.active_stage() or ""
 
 
 def _clean_heading(text: str) -> str:
@@ -989,57 +715,3 @@ def _with_quotes(draft: Draft, quotes: Sequence[SentenceQuote], sources: dict[in
         )
         draft.notes.append(what)
     return draft
-
-
-def _strip_fences(content: str) -> str:
-    text = content.strip()
-    m = re.match(r"\A```(?:json)?\s*\n(.*)\n```\s*\Z", text, re.S)
-    return m.group(1) if m else text
-
-
-def _short_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err.get("loc", ())) or "reply"
-    return f"{where}: {err.get('msg')}"
-
-
-def _transient(exc: BaseException) -> bool:
-    if isinstance(exc, openai.RateLimitError | openai.APITimeoutError | openai.APIConnectionError):
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code >= 500 and not _about_format(exc)
-    return False
-
-
-def _about_format(exc: openai.APIStatusError) -> bool:
-    """Does the error complain about the structured-output request itself?"""
-    text = f"{exc.message} {getattr(exc, 'body', '')}".lower()
-    return any(w in text for w in ("json_schema", "response_format", "schema", "grammar"))
-
-
-def _retry_after(exc: BaseException | None) -> float | None:
-    """What a rate-limited model server asks to wait: ``retry-after-ms`` (OpenAI's), else
-    ``Retry-After``."""
-    if not isinstance(exc, openai.APIStatusError):
-        return None
-    headers = exc.response.headers
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    return retry_after_seconds(headers.get("retry-after"))
-
-
-def _describe_error(exc: BaseException | None) -> str:
-    if exc is None:
-        return "unknown error"
-    if isinstance(exc, openai.APITimeoutError):
-        return "timed out"
-    if isinstance(exc, openai.APIStatusError):
-        msg = exc.message if isinstance(exc.message, str) else ""
-        return f"HTTP {exc.status_code} {_one_line(msg, 200)}".strip()
-    if isinstance(exc, openai.APIConnectionError):
-        return "connection failed"
-    return type(exc).__name__

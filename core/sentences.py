@@ -9,7 +9,7 @@ enumerator ("1.", "(a)", "iv.").
 - :func:`sentence_spans` — the rule itself, as (start, end) offsets of a text: the form
   passages are cut with (``core.anchors``), so a quote keeps its place in the page;
 - :func:`split_prose` — the same as strings, whitespace collapsed: the form a page's
-  prose is split with (``core.changes.split_sentences``, which first cuts a page into
+  prose is split with (``core.page_units.split_sentences``, which first cuts a page into
   header fields, list items, titles and paragraphs);
 - :func:`split_cited_sentences` — a report paragraph, whose sentences end with their
   citations ("… rose [3]. Next", "… rose. [3] Next"; the grammar is ``core.citations``).

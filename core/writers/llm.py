@@ -124,7 +124,6 @@ class _Flawed(_Invalid):
 
 
 # -- citation and body hygiene -----------------------------------------------------------
-_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")  # any scheme, images
 _LEADING_HEADING = re.compile(r"\A\s*#{1,6}[ \t]+([^\n]*)\n+")
 _TAG = re.compile(r"<(/?)(source|current_section|claim)", re.I)  # the prompts' delimiters
 

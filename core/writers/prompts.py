@@ -25,14 +25,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from core.config import prompts_dir
 from core.errors import EvergreenError
+from core.headers import split_front_matter
 
 PROMPTS_DIR = prompts_dir()
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n", re.S)
 _PART = re.compile(r"^\[(system|user)\][ \t]*$", re.M)
 
 
@@ -68,11 +66,12 @@ class Prompt:
 
 
 def parse_prompt(text: str, where: str = "prompt") -> Prompt:
-    m = _FRONT.match(text)
-    if not m:
+    try:
+        meta, body = split_front_matter(text)
+    except ValueError as exc:
+        raise EvergreenError(f"{where}: {exc}.") from None
+    if not meta:
         raise EvergreenError(f"{where}: no front matter (name, version, variables).")
-    meta = yaml.safe_load(m.group(1)) or {}
-    body = text[m.end() :]
     parts = _PART.split(body)
     # ['', 'system', text, 'user', text]
     sections = dict(zip(parts[1::2], parts[2::2], strict=True))

@@ -160,11 +160,17 @@ def _button(text: str, nth: int = 0) -> str:
 
 SHOWN = {  # what each figure waits for, as a JS predicate on the page
     "open": f"() => !!{_button('Commit version')}",
-    "approve": f"() => !!({_button('Approve')} || {{}}).disabled",
-    "reject": f"() => !!({_button('Reject', 1)} || {{}}).disabled",
     "save_edit": "() => (document.querySelector('[data-testid=\"stMain\"]') || {})"
     ".textContent?.includes('(edited)') || false",
 }
+INDEX = "(el) => [...document.querySelectorAll('button')].indexOf(el)"
+
+
+def _disabled(button: Any) -> str:
+    """JS: the button the locator ``button`` names (by its place among the page's
+    buttons, which a decision leaves as it is) is disabled."""
+    index = int(button.evaluate(INDEX))
+    return f"() => !!(document.querySelectorAll('button')[{index}] || {{}}).disabled"
 
 
 def _arm(page: object, shown: str) -> None:
@@ -192,8 +198,8 @@ class Timer:
         self.new: dict[str, float] = {}
         self.shown: dict[str, float] = {}
 
-    def time(self, name: str, click: Any, wait: Any) -> None:
-        _arm(self.page, SHOWN[name])
+    def time(self, name: str, click: Any, wait: Any, shown: str | None = None) -> None:
+        _arm(self.page, shown or SHOWN[name])
         t0 = time.perf_counter()
         click()
         wait()
@@ -221,11 +227,21 @@ def one_round(url: str, page: object) -> dict[str, dict[str, float]]:
     page.wait_for_timeout(500)  # type: ignore[attr-defined]
 
     approve = page.get_by_role("button", name="Approve", exact=True).first  # type: ignore[attr-defined]
-    timer.time("approve", approve.click, lambda: expect(approve).to_be_disabled(timeout=60_000))
+    timer.time(
+        "approve",
+        approve.click,
+        lambda: expect(approve).to_be_disabled(timeout=60_000),
+        _disabled(approve),
+    )
     page.wait_for_timeout(500)  # type: ignore[attr-defined]
 
     reject = page.get_by_role("button", name="Reject", exact=True).nth(1)  # type: ignore[attr-defined]
-    timer.time("reject", reject.click, lambda: expect(reject).to_be_disabled(timeout=60_000))
+    timer.time(
+        "reject",
+        reject.click,
+        lambda: expect(reject).to_be_disabled(timeout=60_000),
+        _disabled(reject),
+    )
     page.wait_for_timeout(500)  # type: ignore[attr-defined]
 
     page.get_by_text("Edit the new text").first.click()  # type: ignore[attr-defined]

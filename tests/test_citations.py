@@ -127,7 +127,9 @@ def _text(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]], list[str]]:
             other = draw(_NOT_CITATIONS)
             others.append(other)
             pieces.append(other)
-    return " ".join(pieces), cited, others
+    # a paragraph: four leading spaces would make it an indented code block, where
+    # nothing is a citation (CommonMark)
+    return " ".join(pieces).lstrip(), cited, others
 
 
 @settings(max_examples=300, deadline=None)

@@ -48,13 +48,12 @@ from core.claim_diff import ClaimChange, claim_diff
 from core.hashing import content_hash, normalise_newlines
 from core.header_changes import key_fact_reasons
 from core.material import material_reasons
+from core.report_settings import DEFAULT_TAU
 
 ChangeKind = Literal["unchanged", "minor", "material", "changed"]
 
-DEFAULT_TAU = 0.9
 
 __all__ = [
-    "DEFAULT_TAU",
     "ChangeKind",
     "ChangeResult",
     "ClaimChange",

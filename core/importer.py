@@ -43,6 +43,7 @@ from core.repository import (
     get_or_create_source,
     pool_entry,
 )
+from core.source_spec import SourceSpec
 from core.sources.base import FetchedPage
 from core.validation import check_as_of, clean_question, clean_title
 
@@ -222,6 +223,7 @@ def import_report(
         for section, claim in claims
         if claim.state == "unsupported"
     ]
+    temporal = SourceSpec.parse(source).temporal
     return report, {
         "report_id": report.id,
         "version": version.number,
@@ -232,7 +234,7 @@ def import_report(
         "claims": claim_counts(claim.state for _section, claim in claims),
         "unsupported_claims": unsupported,
         "unresolved_references": sorted(
-            m for m in markers if m not in pages and m in cited and source != "web"
+            m for m in markers if m not in pages and m in cited and temporal
         ),
     }
 
@@ -240,7 +242,7 @@ def import_report(
 def _resolve(doc: ReportDoc, source: str, when: datetime) -> dict[int, FetchedPage]:
     """The cited pages as they stood at the report's date, when the source can say so
     (a temporal corpus); the web is fetched on the first update instead."""
-    if source == "web" or not any(r.url for r in doc.references):
+    if not SourceSpec.parse(source).temporal or not any(r.url for r in doc.references):
         return {}
     from core.sources.registry import providers_for
 

@@ -23,7 +23,6 @@ from core.db import session_scope
 from core.errors import EvergreenError, RunBusyError
 from core.models import OPEN_RUN_STATUSES, UpdateRun
 from core.redact import redact_credentials
-from core.report_settings import settings_of  # noqa: F401 - core.update reads it from here
 
 T = TypeVar("T")
 

@@ -34,6 +34,7 @@ from core.prune import (
     plan_sources,
     words,
 )
+from core.report_settings import settings_of
 from core.report_state import SectionDoc, make_section_keys
 from core.repository import citations_of, get_report, get_version, sections_of
 from core.review import proposals_of
@@ -42,7 +43,6 @@ from core.runs import (
     call_writer,
     checkpoint,
     run_work,
-    settings_of,
     start_run,
 )
 from core.sources.registry import Providers, providers_for

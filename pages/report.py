@@ -11,6 +11,7 @@ from core.export import export_file_name, version_markdown
 from core.labels import section_status_label
 from core.pdf import PDF_TIME_LIMIT, render_pdf
 from core.repository import get_report
+from core.source_spec import SourceSpec
 from core.views import esc, export_bytes, version_diff, version_html, version_timeline
 from pages._shared import VERSION_KEY, badge_html, pick_report, show_error, style, watch_runs
 
@@ -158,7 +159,7 @@ def main() -> None:
         on_change=remember,
     )
     st.session_state[VERSION_KEY] = number
-    if source == "sample":
+    if SourceSpec.parse(source).kind == "sample":
         st.caption("Sample data: invented for demonstration, not real reporting.")
     read, versions, diff = st.tabs(["Read", "Timeline", "Compare versions"])
     with read:

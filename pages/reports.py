@@ -27,6 +27,7 @@ from core.repository import (
     get_report,
     unarchive_report,
 )
+from core.source_spec import SourceSpec
 from core.states import ChangeKind, RunStatus
 from core.validation import check_as_of
 from core.views import (
@@ -483,7 +484,7 @@ def quick_look(cards: list[dict[str, Any]]) -> None:
         report = get_report(session, choice)
         text = version_markdown(session, report)
         source = report.source
-    if source == "sample":
+    if SourceSpec.parse(source).kind == "sample":
         st.caption("Sample data: invented for demonstration, not real reporting.")
     with st.container(border=True, height=420):
         st.markdown(text)

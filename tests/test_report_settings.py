@@ -13,7 +13,6 @@ from core.db import session_scope
 from core.models import Report
 from core.report_settings import (
     DEFAULT_TAU,
-    WRITERS,
     ReportSettings,
     ReportSettingsError,
     settings_of,
@@ -35,14 +34,6 @@ def test_defaults_and_bounds_live_in_one_place() -> None:
     assert ReportSettings.bounds("tau") == (0.5, 1.0)
     assert ReportSettings.bounds("every_days") == (1, 365)
     assert ReportSettings.bounds("max_sources") == (0, 500)
-
-
-def test_the_similarity_gate_and_the_writers_share_the_defaults() -> None:
-    from core.changes import DEFAULT_TAU as GATE_DEFAULT
-    from core.writers import WRITERS as WRITER_NAMES
-
-    assert ReportSettings().tau == GATE_DEFAULT  # core.changes keeps a copy until it imports it
-    assert tuple(WRITER_NAMES) == WRITERS
 
 
 @pytest.mark.parametrize(

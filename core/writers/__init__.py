@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from core.errors import EvergreenError
+from core.report_settings import WRITERS
 from core.writers.base import Writer
 
-WRITERS = ("offline", "openai")
+__all__ = ["WRITERS", "get_writer"]
 
 
 def get_writer(name: str | None = None) -> Writer:

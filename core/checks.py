@@ -35,6 +35,7 @@ from core.models import (
 )
 from core.source_spec import SourceSpec
 from core.sources.base import FetchedPage, Fetcher, Validators
+from core.states import ChangeKind, CheckOutcome
 
 
 @dataclass
@@ -107,7 +108,7 @@ class SharedChecks:
         out: dict[str, FetchOutcome] = {}
         for url, source in sources.items():
             check = latest.get(int(source.id))
-            if check is None or check.outcome == "error":
+            if check is None or check.outcome == CheckOutcome.ERROR:
                 continue
             if not self.temporal and as_utc(check.checked_at) <= since:
                 continue
@@ -201,7 +202,7 @@ class SharedChecks:
         return out
 
     def _served(self, check: SourceCheck, url: str) -> FetchOutcome | None:
-        if check.outcome == "gone":
+        if check.outcome == CheckOutcome.GONE:
             return FetchOutcome(None, check.error or f"{url} is gone.", gone=True, check=check)
         snapshot = self.session.get(Snapshot, check.snapshot_id) if check.snapshot_id else None
         if snapshot is None or snapshot.content is None:
@@ -303,15 +304,15 @@ def news_since_versions(session: Session) -> dict[int, list[dict[str, Any]]]:
         )
         if look is None:
             continue
-        if look.outcome == "gone":
-            kind = "gone"
+        if look.outcome == CheckOutcome.GONE:
+            kind = ChangeKind.GONE
         else:
             if look.snapshot_id not in hashes:
                 seen = session.get(Snapshot, look.snapshot_id) if look.snapshot_id else None
                 hashes[look.snapshot_id] = seen.content_hash if seen else None
             if hashes[look.snapshot_id] in (None, snap.content_hash):
                 continue
-            kind = "changed"
+            kind = ChangeKind.CHANGED
         out.setdefault(report_id, []).append(
             {"marker": marker, "title": snap.title, "kind": kind, "checked_at": look.checked_at}
         )

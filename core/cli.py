@@ -20,6 +20,7 @@ from rich.table import Table
 from core import config
 from core.errors import EvergreenError, RunBusyError
 from core.report_settings import WRITERS, ReportSettings
+from core.states import RunKind, RunStatus
 
 _TAU = ReportSettings.bounds("tau")
 
@@ -399,9 +400,7 @@ def _update_many(
     if due:
         rows = enqueue_due(now) if queued else run_due(workers=workers, now=now)
     else:
-        rows = update_round(
-            as_of=now, workers=workers, queue=queued, force_recheck=force_recheck
-        )
+        rows = update_round(as_of=now, workers=workers, queue=queued, force_recheck=force_recheck)
     if queued and wait:
         rows = [{**r, **_watched(r["run_id"], run_row)} if r["run_id"] else r for r in rows]
     if as_json:
@@ -463,7 +462,11 @@ def _ended_well(run_id: int) -> None:
 
     with session_scope() as session:
         run = session.get(UpdateRun, run_id)
-        if run is not None and run.status in ("failed", "cancelled", "interrupted"):
+        if run is not None and run.status in (
+            RunStatus.FAILED,
+            RunStatus.CANCELLED,
+            RunStatus.INTERRUPTED,
+        ):
             raise EvergreenError(run.error or f"Run {run_id} is {run.status}.")
 
 
@@ -894,7 +897,7 @@ def _next_step(exc: RunBusyError) -> str:
     n = exc.run_id
     if exc.state == "awaiting_review":
         return f"Review it: evergreen review {n} (or evergreen cancel {n})."
-    if exc.state == "interrupted" and exc.kind == "update":
+    if exc.state == "interrupted" and exc.kind == RunKind.UPDATE:
         return f"Resume it: evergreen resume {n} (or evergreen cancel {n})."
     if exc.state == "interrupted":
         return f"Cancel it: evergreen cancel {n}."

@@ -22,6 +22,7 @@ from core.models import CostEvent, Report, UpdateRun
 from core.report_settings import ReportSettings
 from core.repository import citations_of, pool_of, sections_of, versions_of
 from core.services import run_cost
+from core.states import RunKind, RunStatus
 from core.views import report_of
 
 
@@ -45,7 +46,7 @@ def _scratch_run(session: Session, report: Report) -> tuple[UpdateRun | None, st
         .where(
             UpdateRun.report_id == report.id,
             col(UpdateRun.kind).in_(("create", "rebuild")),
-            UpdateRun.status == "committed",
+            UpdateRun.status == RunStatus.COMMITTED,
         )
         .order_by(col(UpdateRun.id))
     ).first()
@@ -57,7 +58,7 @@ def _scratch_run(session: Session, report: Report) -> tuple[UpdateRun | None, st
         .where(
             Report.baseline_of == report.id,
             col(UpdateRun.kind).in_(("create", "rebuild")),
-            UpdateRun.status == "committed",
+            UpdateRun.status == RunStatus.COMMITTED,
         )
         .order_by(col(UpdateRun.id).desc())
     ).first()
@@ -174,7 +175,7 @@ def scratch_for_run(session: Session, run: UpdateRun) -> dict[str, Any]:
     if stored:
         return {**stored, "stored": True}
     scratch = scratch_baseline(session, run)
-    if run.finished_at is not None and run.kind == "update":
+    if run.finished_at is not None and run.kind == RunKind.UPDATE:
         scratch["basis"] += " (computed today: this run stored none)"
     return {**scratch, "stored": False}
 
@@ -209,7 +210,7 @@ def update_costs(session: Session, report_id: int) -> list[dict[str, Any]]:
         select(UpdateRun)
         .where(
             UpdateRun.report_id == report_id,
-            UpdateRun.kind == "update",
+            UpdateRun.kind == RunKind.UPDATE,
             col(UpdateRun.version_id).is_not(None),
         )
         .order_by(col(UpdateRun.id))

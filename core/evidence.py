@@ -41,6 +41,7 @@ from core.sources.base import (
     SearchResult,
     Validators,
 )
+from core.states import ChangeKind
 from core.text import cosine, idf_table, terms, tfidf
 from core.writers.base import Evidence
 
@@ -60,7 +61,7 @@ class Checked:
     error: str | None = None
 
     def evidence(self) -> Evidence | None:
-        if self.current is None or self.current.content is None or self.kind == "gone":
+        if self.current is None or self.current.content is None or self.kind == ChangeKind.GONE:
             return None
         return Evidence(self.marker, self.source.url, self.current.title, self.current.content)
 
@@ -206,10 +207,7 @@ def fetch_stream(
         )[url]
 
     with _pool(max(1, min(concurrency, len(unique)))) as pool:
-        futures = {
-            pool.submit(one, url): url
-            for url in unique
-        }
+        futures = {pool.submit(one, url): url for url in unique}
         for future in as_completed(futures):
             faults.point("fetch")
             yield futures[future], future.result()
@@ -395,8 +393,8 @@ class _Refresh:
             pool_entry(self.session, self.report, source, marker=marker)
             again = self.reuse.get((source.id, iso(self.as_of) or ""))
             if again is not None and again.id != prev.id:
-                kind = "new" if prev.content is None else again.change_kind
-                change = None if kind == "new" else _stored_change(again)
+                kind = ChangeKind.NEW if prev.content is None else again.change_kind
+                change = None if kind == ChangeKind.NEW else _stored_change(again)
                 self.results[marker] = Checked(marker, source, prev, again, kind, change)
             elif str(source.id) in self.seen:
                 current = prev if prev.content else None
@@ -458,7 +456,7 @@ class _Refresh:
         entry = pool_entry(session, self.report, source, marker=marker)
         if outcome.page is None:
             # gone: the page no longer exists; error: unreachable now, text kept and flagged
-            kind = "gone" if outcome.gone else "error"
+            kind = ChangeKind.GONE if outcome.gone else ChangeKind.ERROR
             checked = Checked(marker, source, prev, prev if prev.content else None, kind)
             checked.error = outcome.error
         elif (
@@ -509,11 +507,15 @@ class _Refresh:
     def _record(self, entry: PoolEntry, checked: Checked) -> None:
         entry.last_checked = utcnow()
         entry.status = checked.kind
-        if checked.current is not None and checked.kind != "gone":
+        if checked.current is not None and checked.kind != ChangeKind.GONE:
             entry.latest_snapshot_id = checked.current.id
         self.session.add(entry)
         self.results[checked.marker] = checked
-        if self.run is not None and checked.kind in ("unchanged", "gone", "error"):
+        if self.run is not None and checked.kind in (
+            ChangeKind.UNCHANGED,
+            ChangeKind.GONE,
+            ChangeKind.ERROR,
+        ):
             self.seen[str(checked.source.id)] = checked.kind
             self.run.summary = {**(self.run.summary or {}), "refreshed": dict(self.seen)}
             self.session.add(self.run)
@@ -599,9 +601,7 @@ def discover(
     checks = SharedChecks(
         session, fetcher, temporal=temporal, report_id=int(report.id), run_id=run_id, force=force
     )
-    pooled = {
-        s.url: s for s in session.exec(select(Source).where(col(Source.url).in_(list(hits))))
-    }
+    pooled = {s.url: s for s in session.exec(select(Source).where(col(Source.url).in_(list(hits))))}
     sources = {url: pooled.get(url) for url in hits}
     stored: list[tuple[str, Snapshot]] = list(earlier)
     with meter.stage("fetch"):
@@ -630,7 +630,7 @@ def discover(
         entry = pool_entry(session, report, source)
         entry.latest_snapshot_id = snap.id
         entry.last_checked = utcnow()
-        entry.status = "new"
+        entry.status = ChangeKind.NEW
         session.add(entry)
         key, score = placement.get(url, (None, 0.0))
         ev = Evidence(entry.marker, source.url, snap.title, snap.content or "", rank=rank)
@@ -713,8 +713,8 @@ def pool_summary(checked: Sequence[Checked], found: Sequence[Found]) -> dict[str
         "new": len(found),
     }
     for c in checked:
-        if c.kind in counts and c.kind != "new":
+        if c.kind in counts and c.kind != ChangeKind.NEW:
             counts[c.kind] += 1
-        elif c.kind == "new":
+        elif c.kind == ChangeKind.NEW:
             counts["changed"] += 0  # first fetch of an imported citation: nothing to compare
     return counts

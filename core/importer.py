@@ -45,6 +45,7 @@ from core.repository import (
 )
 from core.source_spec import SourceSpec
 from core.sources.base import FetchedPage
+from core.states import ClaimState, RunKind, RunStatus, SectionStatus
 from core.validation import check_as_of, clean_question, clean_title
 
 MAX_IMPORT_BYTES = 2_000_000  # ~300,000 words: far beyond any report one reviews by section
@@ -77,7 +78,7 @@ def find_duplicate(session: Session, text: str) -> Report | None:
     """The report an earlier import of the same text made (the oldest still kept), if any."""
     digest = markdown_hash(text)
     runs = session.exec(
-        select(UpdateRun).where(UpdateRun.kind == "import").order_by(col(UpdateRun.id))
+        select(UpdateRun).where(UpdateRun.kind == RunKind.IMPORT).order_by(col(UpdateRun.id))
     )
     for run in runs:
         if (run.summary or {}).get(HASH_KEY) == digest:
@@ -171,9 +172,9 @@ def import_report(
     session.flush()
     run = UpdateRun(
         report_id=report.id,
-        kind="import",
+        kind=RunKind.IMPORT,
         as_of=when,
-        status="committed",
+        status=RunStatus.COMMITTED,
         summary={HASH_KEY: markdown_hash(text)},
     )
     session.add(run)
@@ -205,7 +206,7 @@ def import_report(
         session.flush()
         markers[ref.marker] = snap.id
     cited = {m for s in doc.sections for m in s.markers}
-    drafts = [SectionDraft(doc=s, status="new") for s in doc.sections]
+    drafts = [SectionDraft(doc=s, status=SectionStatus.NEW) for s in doc.sections]
     version = commit_version(
         session, report, title=report.title, drafts=drafts, as_of=when, markers=markers, run=run
     )
@@ -221,7 +222,7 @@ def import_report(
             "missing": claim.detail.get("missing", []),
         }
         for section, claim in claims
-        if claim.state == "unsupported"
+        if claim.state == ClaimState.UNSUPPORTED
     ]
     temporal = SourceSpec.parse(source).temporal
     return report, {

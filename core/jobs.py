@@ -31,10 +31,17 @@ from typing import Any
 
 from core import config
 from core.errors import EvergreenError
+from core.states import RunKind, RunStatus
 
 ENV_MODE = "EVERGREEN_JOBS"
 MODES = ("auto", "queue", "thread", "sync")
-FINAL = ("awaiting_review", "committed", "failed", "cancelled", "interrupted")
+FINAL = (
+    RunStatus.AWAITING_REVIEW,
+    RunStatus.COMMITTED,
+    RunStatus.FAILED,
+    RunStatus.CANCELLED,
+    RunStatus.INTERRUPTED,
+)
 
 log = logging.getLogger(__name__)
 _workers: dict[str, threading.Thread] = {}
@@ -113,11 +120,11 @@ def run_job(
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
         kind = run.kind if run else None
-    if kind == "update":
+    if kind == RunKind.UPDATE:
         from core.update import execute_update
 
         return execute_update(run_id, approve_all=approve_all, lease=lease)
-    if kind in ("create", "rebuild"):
+    if kind in (RunKind.CREATE, RunKind.REBUILD):
         from core.research import execute_create
 
         return execute_create(run_id, lease=lease)
@@ -143,7 +150,7 @@ def work_on(run_id: int, approve_all: bool = False, *, resumed: bool = False) ->
     except Exception as exc:  # recorded on the run; the worker thread must not die noisily
         log.exception("run %s failed", run_id)
         _settle(run_id, f"{type(exc).__name__}: {exc}")
-    return status_of(run_id) or "failed"
+    return status_of(run_id) or RunStatus.FAILED
 
 
 def _settle(run_id: int, error: str, lease: int | None = None) -> None:
@@ -233,13 +240,16 @@ def cancel(run_id: int) -> str:
     from core.runs import QUEUED, fail_run, request_cancel
 
     status = request_cancel(run_id)
-    if status == "cancelling" and drop_queued(run_id):
+    if status == RunStatus.CANCELLING and drop_queued(run_id):
         with session_scope() as session:
             run = session.get(UpdateRun, int(run_id))
             waiting = run is not None and run.worker == QUEUED  # no worker took it up
         if waiting:  # (a worker taking it up now finds it cancelling and ends it itself)
             fail_run(
-                run_id, "Cancelled before a worker took it up.", "cancelled", expect=("cancelling",)
+                run_id,
+                "Cancelled before a worker took it up.",
+                RunStatus.CANCELLED,
+                expect=(RunStatus.CANCELLING,),
             )
         return status_of(run_id) or status
     return status
@@ -260,17 +270,17 @@ def abandon(run_id: int) -> str:
         status, lease, alive = run.status, run.lease, worker_alive(run)
     if is_working(run_id) or alive:
         raise EvergreenError(f"Run {run_id} is still being worked on; cancel it instead.")
-    if status not in ("running", "cancelling", "interrupted"):
+    if status not in (RunStatus.RUNNING, RunStatus.CANCELLING, RunStatus.INTERRUPTED):
         raise EvergreenError(f"Run {run_id} is {status}; only an unfinished run is abandoned.")
     if not fail_run(
         run_id,
         "Abandoned: no worker was running it (the app stopped mid-run).",
-        status="cancelled" if status == "cancelling" else "failed",
+        status=RunStatus.CANCELLED if status == RunStatus.CANCELLING else RunStatus.FAILED,
         lease=lease,
         expect=(status,),
     ):
         raise EvergreenError(f"Run {run_id} changed meanwhile: it is {status_of(run_id)} now.")
-    return status_of(run_id) or "failed"
+    return status_of(run_id) or RunStatus.FAILED
 
 
 def resume(run_id: int, *, sync: bool | None = None, approve_all: bool = False) -> None:
@@ -313,7 +323,7 @@ def resume(run_id: int, *, sync: bool | None = None, approve_all: bool = False) 
     # reruns next shows it running rather than still failed.
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and is_working(run_id) and run_id not in _errors:
-        if status_of(run_id) not in ("failed", "cancelled"):
+        if status_of(run_id) not in (RunStatus.FAILED, RunStatus.CANCELLED):
             break
         time.sleep(0.02)
 

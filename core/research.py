@@ -30,6 +30,7 @@ from core.repository import (
 from core.runs import call_writer, checkpoint, run_work, start_run
 from core.sources.base import FetchedPage, SearchResult
 from core.sources.registry import Providers, providers_for
+from core.states import ChangeKind, RunStatus
 from core.writers import get_writer
 from core.writers.base import BudgetExceeded, Evidence, Writer, WriterFailed
 
@@ -201,7 +202,7 @@ def research(
                 "in their source that supports them; check them before relying on them",
             ],
         }
-    run.status = "committed"
+    run.status = RunStatus.COMMITTED
     run.finished_at = utcnow()
     session.add(run)
     cited = {m for d in drafts for m in d.doc.markers}
@@ -270,7 +271,7 @@ def _pool(
         snap = store_snapshot(session, source, page, as_of=as_of, run_id=run.id)
         entry.latest_snapshot_id = snap.id
         entry.last_checked = utcnow()
-        entry.status = "new"
+        entry.status = ChangeKind.NEW
         session.add(entry)
         out[url] = Evidence(entry.marker, source.url, snap.title, page.content, rank_offset + rank)
     return out
@@ -380,7 +381,7 @@ def create_result(run_id: int) -> dict[str, Any]:
         run = session.get(UpdateRun, int(run_id))
         if run is None:
             raise EvergreenError(f"No run {run_id}.")
-        if run.status != "committed" or run.version_id is None:
+        if run.status != RunStatus.COMMITTED or run.version_id is None:
             raise EvergreenError(run.error or f"Run {run_id} is {run.status}.")
         version = session.get(ReportVersion, run.version_id)
         created = (run.summary or {}).get("created", {})

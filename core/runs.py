@@ -23,6 +23,7 @@ from core.db import session_scope
 from core.errors import EvergreenError, RunBusyError
 from core.models import OPEN_RUN_STATUSES, UpdateRun
 from core.redact import redact_credentials
+from core.states import RunKind, RunStatus
 
 T = TypeVar("T")
 
@@ -39,7 +40,13 @@ def open_run_for(session: Session, report_id: int) -> UpdateRun | None:
 
 
 STALE_AFTER_SECONDS = 120  # a running run with no checkpoint for this long has no live worker
-RESUMABLE = ("failed", "cancelled", "interrupted", "running", "cancelling")
+RESUMABLE = (
+    RunStatus.FAILED,
+    RunStatus.CANCELLED,
+    RunStatus.INTERRUPTED,
+    RunStatus.RUNNING,
+    RunStatus.CANCELLING,
+)
 
 
 def worker_id() -> str:
@@ -71,19 +78,21 @@ def worker_alive(run: UpdateRun) -> bool:
     beat = run.heartbeat_at
     if beat is not None and (utcnow() - as_utc(beat)).total_seconds() < STALE_AFTER_SECONDS:
         return True
-    if run.worker and run.status in ("running", "cancelling"):
+    if run.worker and run.status in (RunStatus.RUNNING, RunStatus.CANCELLING):
         from core.queue import held
 
         return held(int(run.id))  # a long step on a worker elsewhere: its job says
     return False
 
 
-def run_state(run: UpdateRun) -> str:
+def run_state(run: UpdateRun) -> RunStatus:
     """The status to show: a running (or cancelling) run whose worker is gone — killed,
     crashed, or stopped with Ctrl-C — is *interrupted*, whatever its row still says. (A
     run of this very process is not: this process registered it or works on it.)"""
-    if run.status in ("running", "cancelling") and not (worker_alive(run) or _ours(run)):
-        return "interrupted"
+    if run.status in (RunStatus.RUNNING, RunStatus.CANCELLING) and not (
+        worker_alive(run) or _ours(run)
+    ):
+        return RunStatus.INTERRUPTED
     return run.status
 
 
@@ -95,8 +104,8 @@ def busy_error(run: UpdateRun) -> RunBusyError:
     """The report is held by ``run``: what holds it, in words both doors can show."""
     state = run_state(run)
     what = {
-        "interrupted": "was interrupted",
-        "awaiting_review": "is awaiting review",
+        RunStatus.INTERRUPTED: "was interrupted",
+        RunStatus.AWAITING_REVIEW: "is awaiting review",
     }.get(state, "is in progress")
     return RunBusyError(
         f"Run {run.id} of report {run.report_id} {what}.",
@@ -147,9 +156,9 @@ def start_run(
 def set_status(
     session: Session,
     run_id: int,
-    to: str,
+    to: RunStatus,
     *,
-    expect: Sequence[str],
+    expect: Sequence[RunStatus],
     lease: int | None = None,
     values: dict[str, Any] | None = None,
 ) -> bool:
@@ -168,10 +177,10 @@ def set_status(
 def fail_run(
     run_id: int,
     error: str,
-    status: str = "failed",
+    status: RunStatus = RunStatus.FAILED,
     *,
     lease: int | None = None,
-    expect: Sequence[str] = OPEN_RUN_STATUSES,
+    expect: Sequence[RunStatus] = OPEN_RUN_STATUSES,
 ) -> bool:
     """End an open run with an error (compare-and-set: False if it had already ended)."""
     with session_scope() as session:
@@ -187,8 +196,10 @@ def fail_run(
 
 def end_failed(run_id: int, error: str, lease: int | None = None) -> None:
     """A worker's run failed: cancelled if the analyst had asked to cancel it, else failed."""
-    if not fail_run(run_id, error, "cancelled", lease=lease, expect=("cancelling",)):
-        fail_run(run_id, error, "failed", lease=lease, expect=("running",))
+    if not fail_run(
+        run_id, error, RunStatus.CANCELLED, lease=lease, expect=(RunStatus.CANCELLING,)
+    ):
+        fail_run(run_id, error, RunStatus.FAILED, lease=lease, expect=(RunStatus.RUNNING,))
 
 
 class RunStopped(BaseException):
@@ -217,7 +228,7 @@ def _state_now(run_id: int) -> tuple[str | None, int | None]:
         return (run.status, run.lease) if run else (None, None)
 
 
-def request_cancel(run_id: int) -> str:
+def request_cancel(run_id: int) -> RunStatus:
     """Cancel a run. A running run is asked to stop at its next step (cancelling); one
     awaiting review, or whose worker is gone (interrupted), is cancelled at once. Every
     move is a compare-and-set, so a cancel racing a commit (or a worker finishing) either
@@ -228,11 +239,11 @@ def request_cancel(run_id: int) -> str:
             raise EvergreenError(f"No run {run_id}.")
         seen, lease, state = run.status, run.lease, run_state(run)
         now = utcnow()
-        if state == "interrupted":
+        if state == RunStatus.INTERRUPTED:
             done = set_status(
                 session,
                 run.id,
-                "cancelled",
+                RunStatus.CANCELLED,
                 expect=(seen,),
                 lease=lease,
                 values={
@@ -241,20 +252,22 @@ def request_cancel(run_id: int) -> str:
                     f"(during: {run.progress or 'start'}).",
                 },
             )
-            outcome = "cancelled"
-        elif seen == "running":
-            done = set_status(session, run.id, "cancelling", expect=("running",), lease=lease)
-            outcome = "cancelling"
-        elif seen == "awaiting_review":
+            outcome = RunStatus.CANCELLED
+        elif seen == RunStatus.RUNNING:
+            done = set_status(
+                session, run.id, RunStatus.CANCELLING, expect=(RunStatus.RUNNING,), lease=lease
+            )
+            outcome = RunStatus.CANCELLING
+        elif seen == RunStatus.AWAITING_REVIEW:
             done = set_status(
                 session,
                 run.id,
-                "cancelled",
-                expect=("awaiting_review",),
+                RunStatus.CANCELLED,
+                expect=(RunStatus.AWAITING_REVIEW,),
                 values={"finished_at": now},
             )
-            outcome = "cancelled"
-        elif seen == "cancelling":
+            outcome = RunStatus.CANCELLED
+        elif seen == RunStatus.CANCELLING:
             raise EvergreenError(
                 f"Run {run_id} is already being cancelled; it stops at its next step."
             )
@@ -265,7 +278,7 @@ def request_cancel(run_id: int) -> str:
     status, _ = _state_now(run_id)
     raise EvergreenError(
         f"Run {run_id} changed while it was being cancelled: it is {status} now"
-        + ("; nothing was cancelled." if status != "cancelled" else ".")
+        + ("; nothing was cancelled." if status != RunStatus.CANCELLED else ".")
     )
 
 
@@ -284,7 +297,7 @@ def take_over(session: Session, run: UpdateRun) -> int:
     }
     try:
         won = set_status(
-            session, run.id, "running", expect=(run.status,), lease=run.lease, values=values
+            session, run.id, RunStatus.RUNNING, expect=(run.status,), lease=run.lease, values=values
         )
     except IntegrityError:  # another run of the report opened meanwhile
         session.rollback()
@@ -310,15 +323,15 @@ def claim(run_id: int, *, resumed: bool = False) -> int | None:
     for _ in range(10):  # a cancel or heartbeat moving the row meanwhile: read it again
         with session_scope() as session:
             run = session.get(UpdateRun, int(run_id))
-            if run is None or run.status not in ("running", "cancelling"):
+            if run is None or run.status not in (RunStatus.RUNNING, RunStatus.CANCELLING):
                 return None
-            if run.status == "cancelling":
+            if run.status == RunStatus.CANCELLING:
                 values = {"finished_at": utcnow(), "error": "Cancelled before a worker took it up."}
                 set_status(
                     session,
                     run.id,
-                    "cancelled",
-                    expect=("cancelling",),
+                    RunStatus.CANCELLED,
+                    expect=(RunStatus.CANCELLING,),
                     lease=run.lease,
                     values=values,
                 )
@@ -328,7 +341,12 @@ def claim(run_id: int, *, resumed: bool = False) -> int | None:
             if resumed:
                 values["progress"] = "resuming (the worker doing it stopped)"
             if set_status(
-                session, run.id, "running", expect=("running",), lease=held, values=values
+                session,
+                run.id,
+                RunStatus.RUNNING,
+                expect=(RunStatus.RUNNING,),
+                lease=held,
+                values=values,
             ):
                 return lease
     return None
@@ -344,7 +362,7 @@ def mark_queued(run_id: int, *, was: str | None = None) -> bool:
             update(UpdateRun)
             .where(
                 col(UpdateRun.id) == int(run_id),
-                col(UpdateRun.status).in_(("running", "cancelling")),
+                col(UpdateRun.status).in_((RunStatus.RUNNING, RunStatus.CANCELLING)),
                 col(UpdateRun.worker) == (was or worker_id()),
             )
             .values(worker=QUEUED, heartbeat_at=utcnow())
@@ -356,15 +374,19 @@ def interrupt_run(run_id: int, lease: int) -> None:
     """Ctrl-C: the worker stops; a running run is marked interrupted (resume or cancel it),
     one the analyst was cancelling ends cancelled."""
     if fail_run(
-        run_id, "Cancelled (interrupted).", "cancelled", lease=lease, expect=("cancelling",)
+        run_id,
+        "Cancelled (interrupted).",
+        RunStatus.CANCELLED,
+        lease=lease,
+        expect=(RunStatus.CANCELLING,),
     ):
         return
     with session_scope() as session:
         set_status(
             session,
             run_id,
-            "interrupted",
-            expect=("running",),
+            RunStatus.INTERRUPTED,
+            expect=(RunStatus.RUNNING,),
             lease=lease,
             values={"worker": None, "heartbeat_at": None},
         )
@@ -373,7 +395,7 @@ def interrupt_run(run_id: int, lease: int) -> None:
 def _stopped(run_id: int, lease: int | None, during: str) -> RunStopped:
     """Why a compare-and-set of this worker found the run moved on."""
     status, now_lease = _state_now(run_id)
-    if status == "cancelling" and now_lease == lease:
+    if status == RunStatus.CANCELLING and now_lease == lease:
         return RunCancelled(f"Run {run_id} was cancelled during: {during}.")
     return RunLost(
         f"Run {run_id} was taken over or ended by another process (it is {status} now); "
@@ -395,8 +417,8 @@ def checkpoint(session: Session, run: UpdateRun, text: str, meter: CostMeter | N
     held = set_status(
         session,
         run.id,
-        "running",
-        expect=("running",),
+        RunStatus.RUNNING,
+        expect=(RunStatus.RUNNING,),
         lease=run.lease,
         values={"progress": text[:500], "heartbeat_at": utcnow(), "worker": worker_id()},
     )
@@ -442,10 +464,12 @@ def run_work(
     except StaleDataError:  # the final status change found the run moved on
         stop = _stopped(run_id, held, "its last step")
         if isinstance(stop, RunCancelled):
-            fail_run(run_id, str(stop), "cancelled", lease=held, expect=("cancelling",))
+            fail_run(
+                run_id, str(stop), RunStatus.CANCELLED, lease=held, expect=(RunStatus.CANCELLING,)
+            )
         raise stop from None
     except RunCancelled as exc:
-        fail_run(run_id, str(exc), "cancelled", lease=held, expect=("cancelling",))
+        fail_run(run_id, str(exc), RunStatus.CANCELLED, lease=held, expect=(RunStatus.CANCELLING,))
         raise
     except RunStopped:
         raise
@@ -468,7 +492,7 @@ def _store_baseline(session: Session, run: UpdateRun) -> None:
     """Keep with an update what starting over would have cost at its end (its time at
     the update's pace), so History and Review compare a past run with its own day's
     baseline, not with today's pool (``core.cost_views.scratch_for_run``)."""
-    if run.kind != "update":
+    if run.kind != RunKind.UPDATE:
         return
     from core.cost_views import SCRATCH_KEY, scratch_baseline
 

@@ -22,6 +22,7 @@ from core.models import Report, UpdateRun
 from core.report_settings import ReportSettings, settings_of
 from core.repository import latest_version, list_reports
 from core.runs import open_run_for
+from core.states import RunStatus
 
 
 def every_days(report: Report) -> int | None:
@@ -157,7 +158,7 @@ def run_row(run_id: int) -> dict[str, Any]:
     with session_scope() as session:
         run = session.get(UpdateRun, run_id)
         status = run.status if run else "failed"
-        error = run.error if run and status in ("failed", "cancelled") else None
+        error = run.error if run and status in (RunStatus.FAILED, RunStatus.CANCELLED) else None
         actions = (run.summary or {}).get("actions", {}) if run else {}
     return {"status": status, "error": error, "actions": actions}
 

@@ -12,6 +12,7 @@ from core.models import CostEvent, PoolEntry, UpdateRun
 from core.repository import latest_version, list_reports
 from core.runs import run_state
 from core.source_spec import SourceSpec
+from core.states import RunStatus
 
 
 def check_source(source: str | SourceSpec) -> str:
@@ -80,7 +81,9 @@ def report_rows(session: Session) -> list[dict[str, Any]]:
             session.exec(
                 select(func.count())
                 .select_from(UpdateRun)
-                .where(UpdateRun.report_id == report.id, UpdateRun.status == "awaiting_review")
+                .where(
+                    UpdateRun.report_id == report.id, UpdateRun.status == RunStatus.AWAITING_REVIEW
+                )
             ).one()
             > 0
         )

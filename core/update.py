@@ -46,6 +46,7 @@ from core.runs import (
     start_run,
 )
 from core.sources.registry import Providers, providers_for
+from core.states import Action, ChangeKind, ClaimOutcome, Decision, RunKind, RunStatus
 from core.writers import get_writer
 from core.writers.base import (
     BudgetExceeded,
@@ -119,7 +120,7 @@ def propose(
             raise
         found = []
         flags.append(f"discovery failed, no new evidence searched: {exc}")
-    if checked and all(c.kind == "gone" for c in checked) and not found:
+    if checked and all(c.kind == ChangeKind.GONE for c in checked) and not found:
         raise EvergreenError(
             f"All {len(checked)} sources of report {report.id} are gone as of {day(run.as_of)} "
             "and no new evidence was found; nothing to update from."
@@ -130,7 +131,7 @@ def propose(
         {
             c.marker: (c.current.title or "", c.current.content)
             for c in checked
-            if c.kind != "gone" and c.current is not None and c.current.content
+            if c.kind != ChangeKind.GONE and c.current is not None and c.current.content
         },
         {
             c.marker: (c.previous.title or "", c.previous.content)
@@ -178,7 +179,7 @@ def propose(
         )
         session.add(proposal)
         proposals.append(proposal)
-    added = [p for p in done.values() if p.action == "add"]
+    added = [p for p in done.values() if p.action == Action.ADD]
     if added:
         proposals.extend(added)
     elif orphans:
@@ -217,7 +218,7 @@ def propose(
     actions = dict.fromkeys(("keep", "revise", "extend", "add", "remove"), 0)
     for p in proposals:
         actions[p.action] += 1
-    run.status = "awaiting_review"
+    run.status = RunStatus.AWAITING_REVIEW
     run.progress = "awaiting review"
     run.summary = {
         "actions": actions,
@@ -232,7 +233,7 @@ def propose(
 def _merge_repeats(proposals: list[SectionProposal]) -> None:
     """One fact, one sentence: a sentence that repeats an earlier one (in any section) is
     removed and its citation joins the earlier one's."""
-    live = [p for p in proposals if p.action != "remove" and p.new_text and p.level >= 1]
+    live = [p for p in proposals if p.action != Action.REMOVE and p.new_text and p.level >= 1]
     merged, n = merge_repeats({p.key: p.new_text or "" for p in live})
     if not n:
         return
@@ -247,10 +248,10 @@ def _merge_repeats(proposals: list[SectionProposal]) -> None:
         p.new_text = text
         p.rationale = f"{p.rationale} {note}".strip()
         if not text.strip():
-            p.action = "remove"
-        elif p.action == "keep":
-            p.action = "revise"
-        p.decision = "pending"
+            p.action = Action.REMOVE
+        elif p.action == Action.KEEP:
+            p.action = Action.REVISE
+        p.decision = Decision.PENDING
 
 
 def _propose_derived(
@@ -268,7 +269,7 @@ def _propose_derived(
     from core.overview import derived_sections
     from core.relevance import Relevance
 
-    quiet = all(p.action == "keep" for p in proposals) and not found
+    quiet = all(p.action == Action.KEEP for p in proposals) and not found
     have = {s.key: s for s in existing}
     if quiet:  # nothing moved: nothing to rebuild (nor to add, on an imported report)
         return [
@@ -278,12 +279,12 @@ def _propose_derived(
     docs = [
         SectionDoc(p.key, p.heading, p.level, p.new_text or "")
         for p in sorted(proposals, key=lambda p: p.order)
-        if p.action != "remove" and p.key not in DERIVED_KEYS
+        if p.action != Action.REMOVE and p.key not in DERIVED_KEYS
     ]
     pages = {
         m: (c.current.title or "", c.current.content)
         for m, c in by_marker.items()
-        if c.kind != "gone" and c.current is not None and c.current.content
+        if c.kind != ChangeKind.GONE and c.current is not None and c.current.content
     }
     pages.update({f.evidence.marker: (f.evidence.title, f.evidence.content) for f in found})
     built = {
@@ -342,7 +343,7 @@ def _derived_proposal(
         action=action,
         old_text=old,
         new_text=new if new is not None else "",
-        decision="approved" if action == "keep" else "pending",
+        decision=Decision.APPROVED if action == Action.KEEP else Decision.PENDING,
         rationale=why,
         claims=checks.get(key, []),
     )
@@ -417,7 +418,7 @@ def _claim_updates(
             snap = src.current or src.previous
             title = (snap.title if snap else "") or src.source.title or src.source.url
         passages = tuple((p["old"], p.get("new")) for p in c.get("passages", []))
-        if not passages and c["outcome"] == "gone":
+        if not passages and c["outcome"] == ClaimOutcome.GONE:
             passages = tuple((s.get("exact", ""), None) for s in c.get("selectors", []))
         out.append(
             ClaimUpdate(
@@ -426,7 +427,7 @@ def _claim_updates(
                 outcome=str(c["outcome"]),
                 passages=passages,
                 differences=("the page no longer exists",)
-                if src is not None and src.kind == "gone"
+                if src is not None and src.kind == ChangeKind.GONE
                 else tuple(d for p in c.get("passages", []) for d in p["differences"]),
                 title=title,
             )
@@ -442,7 +443,7 @@ def _explain(updates: list[ClaimUpdate]) -> str:
             said = "; ".join(_distinct(u.differences))
             stop = "" if said.endswith((".", ".”", "?”", "!”")) else "."
             line = f"{_named(u.title, u.marker)}: {said}{stop}"
-        elif u.outcome == "gone":
+        elif u.outcome == ClaimOutcome.GONE:
             line = f"{_named(u.title, u.marker)} no longer has the passage a sentence cites."
         else:
             line = f"{_named(u.title, u.marker)}: a passage a sentence rests on was rewritten."
@@ -534,7 +535,7 @@ def _contents(by_marker: dict[int, Checked], new: list[Found]) -> dict[int, str]
     out = {
         m: c.current.content
         for m, c in by_marker.items()
-        if c.kind != "gone" and c.current is not None and c.current.content
+        if c.kind != ChangeKind.GONE and c.current is not None and c.current.content
     }
     out.update({f.evidence.marker: f.evidence.content for f in new if f.evidence.content})
     return out
@@ -599,14 +600,16 @@ def _propose_section(
         for c in mine
         if c.kind in TEXT_CHANGES
     ]
-    flags = [f"source [{c.marker}] unreachable: {c.error}" for c in mine if c.kind == "error"]
+    flags = [
+        f"source [{c.marker}] unreachable: {c.error}" for c in mine if c.kind == ChangeKind.ERROR
+    ]
     unverifiable = sorted(
         {
             int(c["marker"])
             for c in checks
-            if c["outcome"] == "unsupported"
+            if c["outcome"] == ClaimOutcome.UNSUPPORTED
             and by_marker.get(int(c["marker"])) is not None
-            and by_marker[int(c["marker"])].kind not in ("unchanged", "error")
+            and by_marker[int(c["marker"])].kind not in (ChangeKind.UNCHANGED, ChangeKind.ERROR)
         }
     )
     if unverifiable:
@@ -626,33 +629,32 @@ def _propose_section(
         flags=flags,
         claims=checks,
     )
-    evidence = [_evidence_row(c) for c in mine if c.kind != "unchanged"] + [
+    evidence = [_evidence_row(c) for c in mine if c.kind != ChangeKind.UNCHANGED] + [
         _found_row(f) for f in new
     ]
-    decision = "pending" if unverifiable else "approved"
+    decision = Decision.PENDING if unverifiable else Decision.APPROVED
     news = _unstated_news(trimmed, changes)
     if not updates and not new and not news and trimmed != section.body:
         body, shortened = fit_words(trimmed, plan.scores, budget.words, plan.news, markers)
         pruning += _shortened(shortened, titles, budget)
         return SectionProposal(
             **base,
-            action="revise" if body.strip() else "remove",
+            action=Action.REVISE if body.strip() else Action.REMOVE,
             new_text=body,
             evidence=evidence,
             rationale=" ".join(pruning),
         )
     if not updates and not new and not news:
-        changed = [c for c in mine if c.kind not in ("unchanged", "error")]
+        changed = [c for c in mine if c.kind not in (ChangeKind.UNCHANGED, ChangeKind.ERROR)]
         why = (
             "Every cited passage still says what the section says (checked again in the "
             "newest copy of each source), so the section stays as it is."
             if changed
-            else "No cited source changed and nothing new was found, so the section stays as "
-            "it is."
+            else "No cited source changed and nothing new was found, so the section stays as it is."
         )
         return SectionProposal(
             **base,
-            action="keep",
+            action=Action.KEEP,
             new_text=section.body,
             decision=decision,
             evidence=evidence,
@@ -662,8 +664,8 @@ def _propose_section(
     # text is offered to the writer as evidence for the section.
     rewritten = [
         ev
-        for m in dict.fromkeys(u.marker for u in updates if u.outcome == "gone")
-        if by_marker[m].kind != "gone" and (ev := by_marker[m].evidence()) is not None
+        for m in dict.fromkeys(u.marker for u in updates if u.outcome == ClaimOutcome.GONE)
+        if by_marker[m].kind != ChangeKind.GONE and (ev := by_marker[m].evidence()) is not None
     ]
     try:
         draft = call_writer(
@@ -684,9 +686,9 @@ def _propose_section(
         base["flags"] = [*flags, f"needs attention: {label}: {exc}"]
         return SectionProposal(
             **base,
-            action="keep",
+            action=Action.KEEP,
             new_text=section.body,
-            decision="pending" if updates else "approved",
+            decision=Decision.PENDING if updates else Decision.APPROVED,
             evidence=evidence,
             rationale=(
                 f"Kept unchanged: {label}. "
@@ -713,7 +715,7 @@ def _propose_section(
     if not draft.body.strip():
         return SectionProposal(
             **base,
-            action="remove",
+            action=Action.REMOVE,
             new_text="",
             evidence=evidence,
             quotes=quotes,
@@ -724,9 +726,9 @@ def _propose_section(
     if draft.body == section.body:
         return SectionProposal(
             **base,
-            action="keep",
+            action=Action.KEEP,
             new_text=section.body,
-            decision="pending" if updates else "approved",
+            decision=Decision.PENDING if updates else Decision.APPROVED,
             evidence=evidence,
             quotes=quotes,
             rationale=(
@@ -739,7 +741,7 @@ def _propose_section(
     if draft.body.startswith(section.body) and not updates:
         action, why = "extend", f"{_sources_fit(len(new))} this section."
     else:
-        action = "revise"
+        action = Action.REVISE
         why = explanation + (f" Also {_sources_fit(len(new))} this section." if new else "")
     return SectionProposal(
         **base,
@@ -808,7 +810,7 @@ def _propose_added(
                 heading=item.heading,
                 level=item.level,
                 order=len(sections) + n,
-                action="add",
+                action=Action.ADD,
                 old_text=None,
                 new_text=checked.body,
                 flags=_draft_flags(checked),
@@ -904,13 +906,13 @@ def begin_resume(run_id: int) -> int:
         run = session.get(UpdateRun, int(run_id))
         if run is None:
             raise EvergreenError(f"No run {run_id}.")
-        if run.kind != "update":
+        if run.kind != RunKind.UPDATE:
             raise EvergreenError(
                 f"Run {run.id} is a {run.kind}; only updates resume (start it again instead)."
             )
         if run.status not in RESUMABLE:
             raise EvergreenError(f"Run {run.id} is {run.status}: there is nothing to resume.")
-        if run.status in ("running", "cancelling") and worker_alive(run):
+        if run.status in (RunStatus.RUNNING, RunStatus.CANCELLING) and worker_alive(run):
             raise EvergreenError(
                 f"Run {run.id} is still being worked on by {run.worker}; watch it instead."
             )

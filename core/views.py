@@ -54,6 +54,7 @@ from core.repository import (
 from core.runs import open_run_for, run_state
 from core.services import report_rows, run_cost
 from core.source_spec import SourceSpec
+from core.states import ChangeKind, ClaimState, RunStatus
 from core.untrusted import clean_markdown, strip_bidi
 
 EVIDENCE_KINDS = ("unchanged", "minor", "material", "changed", "gone", "new")
@@ -236,7 +237,7 @@ def runs_of(session: Session, report_id: int) -> list[dict[str, Any]]:
 def runs_awaiting_review(session: Session) -> list[dict[str, Any]]:
     runs = session.exec(
         select(UpdateRun)
-        .where(UpdateRun.status == "awaiting_review")
+        .where(UpdateRun.status == RunStatus.AWAITING_REVIEW)
         .order_by(col(UpdateRun.id).desc())
     )
     return [run_brief(r) for r in runs]  # type: ignore[misc]
@@ -271,7 +272,7 @@ def _claims_cell(claims: list[dict[str, Any]]) -> str:
 def snapshot_dates(old: str | None, new: str | None, kind: str | None) -> str:
     """The snapshots an evidence row compares, for people: "2026-01-15 → 2026-04-15",
     "new on 2026-04-15", "2026-01-15, then removed"."""
-    if kind == "gone":
+    if kind == ChangeKind.GONE:
         return f"{old}, then removed" if old else "removed"
     if not old:
         return f"new on {new}" if new else "—"
@@ -360,7 +361,7 @@ def claim_note(session: Session, claim: Claim, number: int | None = None) -> tup
     ``number``: the source's number as the reader sees it (default: the stored marker)."""
     marker = claim.marker if number is None else number
     detail = claim.detail or {}
-    if claim.state == "stale":
+    if claim.state == ClaimState.STALE:
         snap = session.get(Snapshot, claim.snapshot_id) if claim.snapshot_id else None
         since = f" since {day(snap.as_of)}" if snap is not None and snap.as_of else ""
         passages = list(detail.get("passages") or [])

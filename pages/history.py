@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.cost_views import label_of, scratch_caption, update_costs, visible_fields, writer_is_llm
 from core.db import session_scope
+from core.states import ChangeKind, RunKind
 from core.views import EVIDENCE_KINDS, history
 from pages._shared import ACTION_COLORS, KIND_COLORS, pick_report, style, watch_runs
 
@@ -46,7 +47,7 @@ def continuity_chart(rows: list[dict]) -> None:
 def cost_chart(rows: list[dict], costs: list[dict], fields: list[str]) -> None:
     """Each update's cost beside the from-scratch baseline stored with it."""
     by_run = {c["run_id"]: c for c in costs}
-    updates = [r for r in rows if r["kind"] == "update" and r["run_id"] in by_run]
+    updates = [r for r in rows if r["kind"] == RunKind.UPDATE and r["run_id"] in by_run]
     if not updates:
         st.info("No updates yet: cost per update appears after the first one.")
         return
@@ -97,7 +98,7 @@ def _stacked_per_update(
 ) -> None:
     """A stacked bar per update: one bar segment per (name, colour, visible) series, and
     any ``extra`` traces drawn over the bars."""
-    updates = [r for r in rows if r["kind"] == "update"]
+    updates = [r for r in rows if r["kind"] == RunKind.UPDATE]
     if not updates:
         return
     fig = go.Figure(
@@ -129,7 +130,7 @@ def sections_chart(rows: list[dict]) -> None:
         ("removed", "remove"),
     )
     series = [(status, ACTION_COLORS[action], True) for status, action in statuses]
-    updates = [r for r in rows if r["kind"] == "update"]
+    updates = [r for r in rows if r["kind"] == RunKind.UPDATE]
     stale = go.Scatter(
         x=_labels(updates),
         y=[r["stale_citations"] for r in updates],
@@ -150,7 +151,7 @@ def sections_chart(rows: list[dict]) -> None:
 
 def evidence_chart(rows: list[dict]) -> None:
     series = [
-        (kind, KIND_COLORS[kind], True if kind != "unchanged" else "legendonly")
+        (kind, KIND_COLORS[kind], True if kind != ChangeKind.UNCHANGED else "legendonly")
         for kind in EVIDENCE_KINDS
     ]
     _stacked_per_update(rows, "evidence", series, "Evidence changes per update", "chart_evidence")

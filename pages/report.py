@@ -12,6 +12,7 @@ from core.labels import section_status_label
 from core.pdf import PDF_TIME_LIMIT, render_pdf
 from core.repository import get_report
 from core.source_spec import SourceSpec
+from core.states import ClaimState
 from core.views import esc, export_bytes, version_diff, version_html, version_timeline
 from pages._shared import VERSION_KEY, badge_html, pick_report, show_error, style, watch_runs
 
@@ -167,7 +168,7 @@ def main() -> None:
         claims = next(r["claims"] for r in rows if r["number"] == number)
         flagged = [
             _plural(claims.get(state, 0), f"{state} claim")
-            for state in ("stale", "unsupported")
+            for state in (ClaimState.STALE, ClaimState.UNSUPPORTED)
             if claims.get(state)
         ]
         if flagged:

@@ -21,6 +21,7 @@ from core.bench.truth import QuerySpec
 from core.errors import EvergreenError
 from core.report_settings import ReportSettings
 from core.source_spec import SourceSpec
+from core.states import RunStatus
 
 if TYPE_CHECKING:
     from core.bench.measure import Pages
@@ -339,7 +340,7 @@ def _close_open_runs(report_id: int) -> None:
         run = open_run_for(s, report_id)
         stale = run.id if run is not None else None
     if stale is not None:
-        fail_run(stale, "interrupted; the benchmark resumed without it", status="cancelled")
+        fail_run(stale, "interrupted; the benchmark resumed without it", status=RunStatus.CANCELLED)
 
 
 def _record(

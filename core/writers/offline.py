@@ -22,6 +22,7 @@ from core.facets import Facet, subject_of
 from core.keyfacts import header_fields
 from core.report_state import escape_heading_lines
 from core.sentences import refers_back, split_cited_sentences
+from core.states import ChangeKind
 from core.text import (
     STOP,
     clean_inline,
@@ -171,7 +172,7 @@ class OfflineWriter:
         return Draft(body=body, markers=cited_markers(body))
 
     def summarise_change(self, title: str, change: EvidenceChange) -> str:
-        if change.kind == "gone":
+        if change.kind == ChangeKind.GONE:
             return f"{title}: the page no longer exists."
         counts = Counter(c.kind for c in change.claims)
         parts = [f"{n} {kind}" for kind, n in sorted(counts.items())]

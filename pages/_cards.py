@@ -1,12 +1,11 @@
-"""The Review screen's section cards, each a keyed Streamlit fragment: a decision's
-callback reruns its own card and the two small decision bars (``st.rerun`` with their
-fragment keys), never the whole page with every diff, evidence table and chart.
+"""The Review screen's section cards, each a Streamlit fragment: a decision reruns its
+own card (and the small decision bars), never the whole page with every diff, evidence
+table and chart.
 
-The heavy part of a card — diffs, evidence and claim HTML — is a cached read model, one
-per proposal, keyed by that proposal's contents (texts and analyst edits): an edit
-rebuilds its own card only. Decisions are read fresh from the database on every card run
-and laid over it. One poll (``watch_review``) looks at the run every few seconds, so a
-decision or a commit made in another tab (or from the CLI) shows here too.
+The heavy part of a card — diffs, evidence and claim HTML — is a cached read model keyed
+by the proposals' contents (texts and analyst edits); decisions are read fresh from the
+database on every card run and laid over it. The decision bars poll the run every few
+seconds, so a decision or a commit made in another tab (or from the CLI) shows here too.
 """
 
 from __future__ import annotations
@@ -16,42 +15,27 @@ import json
 from typing import Any
 
 import streamlit as st
-from sqlmodel import select
 
 from core import config
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.labels import decision_label
-from core.models import SectionProposal, UpdateRun
 from core.review import commit_run, decide, get_run, proposals_of
-from core.review_views import _stale_on_commit, review_card
+from core.review_views import _stale_on_commit, review_cards
 from core.views import esc, run_info
-from pages._shared import (
-    DRAWN_KEY,
-    VERSION_KEY,
-    badge_html,
-    run_action,
-    runs_moved,
-    show_error,
-)
+from pages._shared import VERSION_KEY, badge_html, run_action, show_error
 
-POLL_EVERY = 2.0  # seconds between the screen's looks at the run (another tab, the CLI)
-SEEN_KEY = "eg_review_seen"  # (run, status, decisions, redraw) as this tab last showed
-TOP_KEY = "eg_review_top"  # fragment keys: what a decision reruns besides its card
-COMMIT_KEY = "eg_review_commit"
-
-
-def card_key(section_key: str) -> str:
-    """The fragment key of one section's card."""
-    return f"eg_review_card:{section_key}"
+POLL_EVERY = 2.0  # seconds between the decision bars' looks at the run
+SEEN_KEY = "eg_review_seen"  # (run, status, decisions) as this tab last showed them
+FULL_RERUN_KEY = "eg_review_full_rerun"  # a decision changed what the whole page shows
 
 
 # -- read models -----------------------------------------------------------------------------
-def _contents(proposal: Any) -> str:
-    """What a card's heavy HTML depends on — every field of its proposal but the
+def _contents(proposals: list[Any]) -> str:
+    """What the cards' heavy HTML depends on — every field of every proposal but the
     decision, in this database — as one digest."""
-    row = proposal.model_dump(exclude={"decision"})
-    text = json.dumps([config.database_url(), row], sort_keys=True, default=str)
+    rows = [p.model_dump(exclude={"decision"}) for p in proposals]
+    text = json.dumps([config.database_url(), rows], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -59,51 +43,40 @@ def _decisions(proposals: list[Any]) -> tuple[tuple[str, str, bool], ...]:
     return tuple((p.key, p.decision, p.analyst_text is not None) for p in proposals)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
-def _cached_card(
-    proposal_id: int, contents: str, _proposal: SectionProposal, _as_of: Any
-) -> dict[str, Any]:
-    """One card as ``review_card`` builds it from ``_proposal`` (as read, unhashed), once
-    per content state of that proposal (a resource: shared, never copied — callers copy a
-    card before laying decisions over)."""
-    del proposal_id, contents  # the cache key: a resumed run or an edit makes a new card
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _cached_cards(run_id: int, contents: str) -> list[dict[str, Any]]:
+    """Every card of a run as ``review_cards`` builds it, once per content state (a
+    resource: shared, never copied — callers copy a card before laying decisions over)."""
+    del contents  # the cache key: a resumed run or an edit makes new cards
     with session_scope() as session:
-        return review_card(session, _proposal, _as_of)
-
-
-def _card_of(run: UpdateRun, p: SectionProposal) -> dict[str, Any]:
-    """A proposal's cached card with its decision laid over."""
-    card = dict(_cached_card(int(p.id or 0), _contents(p), p, run.as_of))
-    card["decision"] = p.decision
-    card["decision_label"] = decision_label(p.decision)
-    card["edited"] = p.analyst_text is not None
-    card["stale_on_commit"] = _stale_on_commit(p, card)
-    return card
+        return review_cards(session, run_id)
 
 
 def current_cards(run_id: int) -> tuple[list[dict[str, Any]], str]:
     """The run's cards with today's decisions laid over the cached HTML, and the run's
     status, read in one transaction."""
     with session_scope() as session:
-        run = get_run(session, run_id)
-        return [_card_of(run, p) for p in proposals_of(session, run_id)], run.status
-
-
-def current_card(run_id: int, key: str) -> tuple[dict[str, Any] | None, str]:
-    """One section's card (None when the run has no such section) and the run's status."""
-    with session_scope() as session:
-        run = get_run(session, run_id)
-        proposal = session.exec(
-            select(SectionProposal).where(
-                SectionProposal.run_id == run_id, SectionProposal.key == key
-            )
-        ).first()
-        return (_card_of(run, proposal) if proposal is not None else None), run.status
+        status = get_run(session, run_id).status
+        proposals = proposals_of(session, run_id)
+        cards = _cached_cards(run_id, _contents(proposals))
+        by_key = {p.key: p for p in proposals}
+        out = []
+        for cached in cards:
+            p = by_key.get(cached["key"])
+            if p is None:
+                continue
+            card = dict(cached)
+            card["decision"] = p.decision
+            card["decision_label"] = decision_label(p.decision)
+            card["edited"] = p.analyst_text is not None
+            card["stale_on_commit"] = _stale_on_commit(p, card)
+            out.append(card)
+    return out, status
 
 
 def remember(run_id: int, status: str, decisions: tuple[tuple[str, str, bool], ...]) -> None:
     """What the whole screen just drew (a full run)."""
-    st.session_state[SEEN_KEY] = (run_id, status, decisions, st.session_state.get(DRAWN_KEY))
+    st.session_state[SEEN_KEY] = (run_id, status, decisions)
 
 
 def drawn(run_id: int, c: dict[str, Any]) -> None:
@@ -115,7 +88,7 @@ def drawn(run_id: int, c: dict[str, Any]) -> None:
         return
     mine = (c["key"], c["decision"], c["edited"])
     decisions = tuple(mine if d[0] == c["key"] else d for d in seen[2])
-    st.session_state[SEEN_KEY] = (run_id, seen[1], decisions, seen[3])
+    st.session_state[SEEN_KEY] = (run_id, seen[1], decisions)
 
 
 def _pending(cards: list[dict[str, Any]]) -> int:
@@ -123,26 +96,18 @@ def _pending(cards: list[dict[str, Any]]) -> int:
 
 
 # -- decisions -------------------------------------------------------------------------------
-def _decide(run_id: int, key: str | None = None, **kwargs: Any) -> None:
-    """A decision from a card's button (a callback: it runs before anything reruns). With
-    the card's ``key``, only that card and the two decision bars rerun."""
+def _decide(run_id: int, **kwargs: Any) -> None:
+    """A decision from a card's button (a callback: it runs before the card reruns)."""
     try:
         with session_scope() as session:
-            decide(session, get_run(session, run_id), **kwargs)
+            before = sum(p.decision == "pending" for p in proposals_of(session, run_id))
+            proposals = decide(session, get_run(session, run_id), **kwargs)
+            after = sum(p.decision == "pending" for p in proposals)
     except EvergreenError as exc:
         st.session_state["eg_review_error"] = str(exc)
-    if key is not None and _card_run():
-        st.rerun([card_key(key), TOP_KEY, COMMIT_KEY])
-
-
-def _card_run() -> bool:
-    """Whether this interaction reruns fragments only (a click in a card, in the browser),
-    not the whole screen — a whole-screen run (e.g. one the click was folded into, or
-    AppTest's) draws the bars anyway, and a keyed rerun would replace it."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.fragment_ids_this_run)
+        return
+    if (before == 0) != (after == 0):  # Commit becomes possible, or no longer is
+        st.session_state[FULL_RERUN_KEY] = True
 
 
 def _shown_error() -> None:
@@ -191,7 +156,7 @@ def edit_box(run_id: int, c: dict[str, Any], *, primary: bool = False) -> None:
     )
 
     def save() -> None:
-        _decide(run_id, key, edits={key: st.session_state[f"edit:{key}"]})
+        _decide(run_id, edits={key: st.session_state[f"edit:{key}"]})
 
     kind = "primary" if primary else "secondary"
     st.button("Save edit and approve", key=f"save:{key}", type=kind, on_click=save)
@@ -207,7 +172,7 @@ def _decision_pair(run_id: int, c: dict[str, Any], approve: str, reject_help: st
         disabled=c["decision"] == "approved",
         type="primary",
         on_click=_decide,
-        args=(run_id, key),
+        args=(run_id,),
         kwargs={"approve": [key]},
     )
     b2.button(
@@ -216,7 +181,7 @@ def _decision_pair(run_id: int, c: dict[str, Any], approve: str, reject_help: st
         disabled=c["decision"] == "rejected",
         help=reject_help,
         on_click=_decide,
-        args=(run_id, key),
+        args=(run_id,),
         kwargs={"reject": [key]},
     )
 
@@ -274,9 +239,13 @@ def _body(c: dict[str, Any]) -> None:
             st.html(c["evidence_html"])
 
 
-def _card(run_id: int, key: str, editable: bool) -> None:
-    """One section's card (a fragment keyed ``card_key(key)``): its buttons rerun it."""
-    c, status = current_card(run_id, key)
+@st.fragment
+def card(run_id: int, key: str, editable: bool) -> None:
+    """One section's card; its buttons rerun only this fragment."""
+    if st.session_state.pop(FULL_RERUN_KEY, False):
+        st.rerun(scope="app")
+    cards, status = current_cards(run_id)
+    c = next((c for c in cards if c["key"] == key), None)
     if c is None:
         return
     drawn(run_id, c)
@@ -289,52 +258,39 @@ def _card(run_id: int, key: str, editable: bool) -> None:
             _buttons(run_id, c)
 
 
-def card(run_id: int, key: str, editable: bool) -> None:
-    st.fragment(_card, key=card_key(key))(run_id, key, editable)
-
-
-# -- the bars around the cards, and the look at the run ------------------------------------
-def _moved(run_id: int) -> bool:
-    """Whether the run's status or its decisions differ from what this tab last showed
-    (another tab, the CLI, or a decision whose card has not redrawn it yet). Only a poll
-    compares: a whole-screen redraw shows the database as it is."""
+# -- the bars around the cards ---------------------------------------------------------------
+def _changed_elsewhere(run_id: int) -> tuple[list[dict[str, Any]], str]:
+    """The cards as the database has them now; the whole page reruns when the run's
+    status or its decisions differ from what this tab last showed (another tab, the CLI)."""
     seen = st.session_state.get(SEEN_KEY)
-    if seen is None or seen[3] != st.session_state.get(DRAWN_KEY):
-        return False
     with session_scope() as session:
         status = get_run(session, run_id).status
         decisions = _decisions(proposals_of(session, run_id))
-    return seen[:3] != (run_id, status, decisions)
+    if seen is not None and seen != (run_id, status, decisions):
+        st.rerun(scope="app")
+    return [{"key": k, "decision": d} for k, d, _ in decisions], status
 
 
 @st.fragment(run_every=POLL_EVERY)
-def watch_review(report_id: int, run_id: int) -> None:
-    """The screen's one poll while a run awaits review: the whole page redraws when a run
-    of the report starts or ends elsewhere, or the run's decisions or status changed."""
-    if runs_moved(report_id) or _moved(run_id):
-        st.rerun(scope="app")
-
-
-@st.fragment(key=TOP_KEY)
 def top_bar(run_id: int) -> None:
     """Approve all pending, cancel the run, and how many sections are still pending."""
     from core import jobs
 
-    with session_scope() as session:
-        cards = [{"decision": p.decision} for p in proposals_of(session, run_id)]
-    pending = _pending(cards)
+    decisions, _status = _changed_elsewhere(run_id)
+    pending = _pending(decisions)
     c1, c2, c3 = st.columns([1, 1, 3])
     if c1.button("Approve all pending", key="approve_all", disabled=not pending):
         _decide(run_id, approve_all=True)
         st.rerun(scope="app")
     if c2.button("Cancel this run", key="drop_run"):
         run_action(jobs.cancel, run_id)
-    c3.caption(f"{pending} of {len(cards)} section(s) still pending.")
+    c3.caption(f"{pending} of {len(decisions)} section(s) still pending.")
 
 
-@st.fragment(key=COMMIT_KEY)
+@st.fragment(run_every=POLL_EVERY)
 def commit_bar(run_id: int) -> None:
     """Commit version — possible once every section is decided — and what it leaves stale."""
+    _changed_elsewhere(run_id)
     cards, _status = current_cards(run_id)
     pending = _pending(cards)
     if st.button("Commit version", key="commit", type="primary", disabled=bool(pending)):
@@ -378,4 +334,4 @@ def sections(run_id: int, editable: bool) -> None:
         commit_bar(run_id)
 
 
-__all__ = ["sections", "watch_review", "run_info"]
+__all__ = ["sections", "run_info"]

@@ -199,26 +199,19 @@ md_escape = _md_escape
 WATCH_EVERY = 3.0  # seconds between a screen's looks at the runs (a run started elsewhere)
 
 
-def runs_moved(report_id: int | None = None) -> bool:
-    """Whether a run of the report (or of any report) started, finished or was cancelled
-    elsewhere — in another tab, by a worker, from cron or the CLI — since this tab's last
-    look; a look in a whole-screen redraw only notes what it saw."""
+@st.fragment(run_every=WATCH_EVERY)
+def watch_runs(report_id: int | None = None) -> None:
+    """Redraw the screen when a run of the report (or of any report) starts, finishes or
+    is cancelled elsewhere: in another tab, by a worker, from cron or the CLI."""
     from core import jobs
 
     key = f"eg_runs_seen:{report_id}"
     try:
         now = jobs.runs_signature(report_id)
     except EvergreenError:
-        return False  # a damaged database is reported by the screen itself
+        return  # a damaged database is reported by the screen itself
     drawn = st.session_state.get(DRAWN_KEY, 0)
     seen = st.session_state.get(key)
     st.session_state[key] = (drawn, now)
-    return seen is not None and seen[0] == drawn and seen[1] != now  # a poll, not a redraw
-
-
-@st.fragment(run_every=WATCH_EVERY)
-def watch_runs(report_id: int | None = None) -> None:
-    """Redraw the screen when a run of the report (or of any report) starts, finishes or
-    is cancelled elsewhere: in another tab, by a worker, from cron or the CLI."""
-    if runs_moved(report_id):
+    if seen is not None and seen[0] == drawn and seen[1] != now:  # a poll, not a redraw
         st.rerun(scope="app")

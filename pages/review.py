@@ -12,7 +12,7 @@ from core.db import session_scope
 from core.errors import EvergreenError
 from core.labels import action_label, change_kind_label, run_kind_label, run_status_label
 from core.views import esc, run_info, runs_of
-from pages._cards import sections, watch_review
+from pages._cards import sections
 from pages._costs import cost_meters
 from pages._shared import (
     REPORT_KEY,
@@ -104,11 +104,8 @@ def main() -> None:
     report_id = pick_report(key="review_report_pick")
     if report_id is None:
         return
+    watch_runs(report_id)
     run = pick_run(report_id)
-    if run is not None and run["status"] == "awaiting_review":
-        watch_review(report_id, run["id"])  # runs elsewhere and this run's decisions
-    else:
-        watch_runs(report_id)
     if run is None:
         return
     if flash:

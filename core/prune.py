@@ -279,10 +279,19 @@ def _remove_unit(body: str, victim: str) -> str:
     return edit_units(body, drop_last) if count else body
 
 
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _figures(text: str) -> list[str]:
+    return sorted(_FIGURE.findall(text))
+
+
 def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
     """Sections (key → body) with each fact stated once: a prose sentence that repeats an
-    earlier one (rapidfuzz ratio ≥ REPEAT_RATIO, citations aside) is removed and its
-    citations join the earlier sentence's. Returns the new bodies and how many merged."""
+    earlier one (rapidfuzz ratio ≥ REPEAT_RATIO, citations aside, and the same figures:
+    "the final 3.8 bugfix" and "the final 3.10 bugfix" are two facts however alike they
+    read) is removed and its citations join the earlier sentence's. Returns the new bodies
+    and how many merged."""
     kept: list[tuple[str, str]] = []  # (section key, normalised text) of sentences so far
     extra: dict[tuple[str, str], list[int]] = {}
     facts_seen: set[tuple[str, str]] = set()
@@ -305,7 +314,9 @@ def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
             if len(text) < 40:
                 return unit
             for owner in kept:
-                if fuzz.ratio(text, owner[1]) >= REPEAT_RATIO:
+                if fuzz.ratio(text, owner[1]) >= REPEAT_RATIO and _figures(text) == _figures(
+                    owner[1]
+                ):
                     extra.setdefault(owner, []).extend(cited_markers(unit))
                     merged += 1
                     return None

@@ -72,6 +72,19 @@ def test_a_repeated_fact_is_stated_once_with_both_citations() -> None:
     assert merged["b"] == "Something else entirely is said here, at length [5]."
 
 
+def test_alike_sentences_about_different_figures_are_two_facts() -> None:
+    """Two release schedules say the same sentence of different versions: merging them
+    would cite a page for a version it never names."""
+    bodies = {
+        "a": "Some time after the release of 3.9.0 final, the ninth and final 3.8 bugfix "
+        "update will be released [25].",
+        "b": "Some time after the release of 3.11.0 final, the ninth and final 3.10 bugfix "
+        "update will be released [30].",
+    }
+    merged, n = merge_repeats(bodies)
+    assert n == 0 and merged == bodies
+
+
 def test_the_budget_keeps_the_most_relevant_and_favours_what_is_cited() -> None:
     kept, cuts = choose_sources({1: 0.50, 2: 0.52, 3: 0.40}, incumbents=[1, 3], budget=2, floor=0)
     assert kept == [1, 2] and set(cuts) == {3}  # 0.50 + bonus beats 0.52; 0.40 goes

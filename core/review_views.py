@@ -12,6 +12,7 @@ from core.claim_words import claim_change_text, claim_sentence, date_span, plain
 from core.diffing import diff_stats, inline_html, side_by_side_html, word_diff
 from core.labels import action_label, change_kind_label, decision_label
 from core.models import SectionProposal, Snapshot, Source, UpdateRun
+from core.states import Action, Decision
 from core.views import esc, evidence_rows_html
 
 
@@ -163,17 +164,17 @@ def review_card(session: Session, p: SectionProposal, as_of: Any) -> dict[str, A
     old = p.old_text or ""
     if p.analyst_text is not None:
         new = p.analyst_text
-    elif p.action == "keep":
+    elif p.action == Action.KEEP:
         new = p.new_text or old
     else:
         new = p.new_text or ""
-    changed = p.action != "keep" or new != old
+    changed = p.action != Action.KEEP or new != old
     titles = {
         int(e["marker"]): e.get("title") or e.get("url") or ""
         for e in p.evidence or []
         if e.get("marker") is not None
     }
-    removed = p.action == "remove"
+    removed = p.action == Action.REMOVE
     evidence = [_with_label(e) for e in p.evidence or []]
     changes = claim_changes(
         session,
@@ -224,11 +225,11 @@ def _with_label(row: dict[str, Any]) -> dict[str, Any]:
 def _stale_on_commit(p: Any, card: dict[str, Any]) -> int | None:
     """How many of the section's claims a commit with its current decision leaves stale
     (None while it is pending), following ``core.review.commit_run``."""
-    if p.decision == "pending":
+    if p.decision == Decision.PENDING:
         return None
-    accepted = p.decision == "approved"
-    if p.action == "remove":
+    accepted = p.decision == Decision.APPROVED
+    if p.action == Action.REMOVE:
         return 0 if accepted else card["stale_if_kept"]
-    if accepted and (p.analyst_text is not None or p.action != "keep"):
+    if accepted and (p.analyst_text is not None or p.action != Action.KEEP):
         return card["stale_if_approved"]
     return card["stale_if_kept"]

@@ -3,7 +3,7 @@ own card (and the small decision bars), never the whole page with every diff, ev
 table and chart.
 
 The heavy part of a card — diffs, evidence and claim HTML — is a cached read model keyed
-by the proposals' contents (texts and analyst edits); decisions are read fresh from the
+by its own proposal's contents (texts and analyst edits); decisions are read fresh from the
 database on every card run and laid over it. The decision bars poll the run every few
 seconds, so a decision or a commit made in another tab (or from the CLI) shows here too.
 """
@@ -21,7 +21,8 @@ from core.db import session_scope
 from core.errors import EvergreenError
 from core.labels import decision_label
 from core.review import commit_run, decide, get_run, proposals_of
-from core.review_views import _stale_on_commit, review_cards
+from core.review_views import _stale_on_commit, review_card
+from core.states import Action, Decision, RunStatus
 from core.views import esc, run_info
 from pages._shared import VERSION_KEY, badge_html, run_action, show_error
 
@@ -31,11 +32,11 @@ FULL_RERUN_KEY = "eg_review_full_rerun"  # a decision changed what the whole pag
 
 
 # -- read models -----------------------------------------------------------------------------
-def _contents(proposals: list[Any]) -> str:
-    """What the cards' heavy HTML depends on — every field of every proposal but the
-    decision, in this database — as one digest."""
-    rows = [p.model_dump(exclude={"decision"}) for p in proposals]
-    text = json.dumps([config.database_url(), rows], sort_keys=True, default=str)
+def _contents(proposal: Any) -> str:
+    """What a card's heavy HTML depends on — every field of its proposal but the decision,
+    in this database — as one digest."""
+    row = proposal.model_dump(exclude={"decision"})
+    text = json.dumps([config.database_url(), row], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -43,29 +44,26 @@ def _decisions(proposals: list[Any]) -> tuple[tuple[str, str, bool], ...]:
     return tuple((p.key, p.decision, p.analyst_text is not None) for p in proposals)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _cached_cards(run_id: int, contents: str) -> list[dict[str, Any]]:
-    """Every card of a run as ``review_cards`` builds it, once per content state (a
-    resource: shared, never copied — callers copy a card before laying decisions over)."""
-    del contents  # the cache key: a resumed run or an edit makes new cards
-    with session_scope() as session:
-        return review_cards(session, run_id)
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _cached_card(
+    run_id: int, key: str, contents: str, _session: Any, _proposal: Any, _as_of: Any
+) -> dict[str, Any]:
+    """One section's card as ``review_card`` builds it, once per content state of its own
+    proposal (run, section and digest are the key: an edit rebuilds its card only). A
+    resource: shared, never copied — callers copy a card before laying decisions over."""
+    del run_id, key, contents  # the cache key
+    return review_card(_session, _proposal, _as_of)
 
 
 def current_cards(run_id: int) -> tuple[list[dict[str, Any]], str]:
     """The run's cards with today's decisions laid over the cached HTML, and the run's
     status, read in one transaction."""
     with session_scope() as session:
-        status = get_run(session, run_id).status
-        proposals = proposals_of(session, run_id)
-        cards = _cached_cards(run_id, _contents(proposals))
-        by_key = {p.key: p for p in proposals}
+        run = get_run(session, run_id)
+        status = run.status
         out = []
-        for cached in cards:
-            p = by_key.get(cached["key"])
-            if p is None:
-                continue
-            card = dict(cached)
+        for p in proposals_of(session, run_id):
+            card = dict(_cached_card(run_id, p.key, _contents(p), session, p, run.as_of))
             card["decision"] = p.decision
             card["decision_label"] = decision_label(p.decision)
             card["edited"] = p.analyst_text is not None
@@ -92,7 +90,7 @@ def drawn(run_id: int, c: dict[str, Any]) -> None:
 
 
 def _pending(cards: list[dict[str, Any]]) -> int:
-    return sum(1 for c in cards if c["decision"] == "pending")
+    return sum(1 for c in cards if c["decision"] == Decision.PENDING)
 
 
 # -- decisions -------------------------------------------------------------------------------
@@ -100,9 +98,9 @@ def _decide(run_id: int, **kwargs: Any) -> None:
     """A decision from a card's button (a callback: it runs before the card reruns)."""
     try:
         with session_scope() as session:
-            before = sum(p.decision == "pending" for p in proposals_of(session, run_id))
+            before = sum(p.decision == Decision.PENDING for p in proposals_of(session, run_id))
             proposals = decide(session, get_run(session, run_id), **kwargs)
-            after = sum(p.decision == "pending" for p in proposals)
+            after = sum(p.decision == Decision.PENDING for p in proposals)
     except EvergreenError as exc:
         st.session_state["eg_review_error"] = str(exc)
         return
@@ -130,7 +128,7 @@ def claims_block(c: dict[str, Any]) -> None:
         return
     kept, approved = c["stale_if_kept"], c["stale_if_approved"]
     line = f"⚠ {_plural(kept, 'stale claim')} if kept as is"
-    if c["action"] == "remove":
+    if c["action"] == Action.REMOVE:
         line += " · removing the section drops them"
     elif c["changed"]:
         line += (
@@ -147,7 +145,7 @@ def claims_block(c: dict[str, Any]) -> None:
 
 def edit_box(run_id: int, c: dict[str, Any], *, primary: bool = False) -> None:
     key = c["key"]
-    label = "Revised text" if c["action"] == "keep" else "New text"
+    label = "Revised text" if c["action"] == Action.KEEP else "New text"
     st.text_area(
         f"{label} (Markdown; cite sources as [n])",
         value=c["proposed_text"],
@@ -169,7 +167,7 @@ def _decision_pair(run_id: int, c: dict[str, Any], approve: str, reject_help: st
     b1.button(
         approve,
         key=f"{'keep' if c['action'] == 'keep' else 'approve'}:{key}",
-        disabled=c["decision"] == "approved",
+        disabled=c["decision"] == Decision.APPROVED,
         type="primary",
         on_click=_decide,
         args=(run_id,),
@@ -178,7 +176,7 @@ def _decision_pair(run_id: int, c: dict[str, Any], approve: str, reject_help: st
     b2.button(
         "Reject",
         key=f"reject:{key}",
-        disabled=c["decision"] == "rejected",
+        disabled=c["decision"] == Decision.REJECTED,
         help=reject_help,
         on_click=_decide,
         args=(run_id,),
@@ -187,15 +185,15 @@ def _decision_pair(run_id: int, c: dict[str, Any], approve: str, reject_help: st
 
 
 def _buttons(run_id: int, c: dict[str, Any]) -> None:
-    if c["action"] != "keep":
+    if c["action"] != Action.KEEP:
         _decision_pair(run_id, c, "Approve", None)
-        if c["action"] != "remove":
+        if c["action"] != Action.REMOVE:
             with st.expander("Edit the new text"):
                 edit_box(run_id, c)
         return
     # keep as is, or reject the keep: the analyst revises it by hand
     _decision_pair(run_id, c, "Keep as is", "Keeping it is wrong: revise this section by hand.")
-    if c["decision"] == "rejected" and not c["edited"]:
+    if c["decision"] == Decision.REJECTED and not c["edited"]:
         stale = c["stale_if_kept"]
         st.caption(
             "Type the revision below and save it. Committed without one, the section "
@@ -209,9 +207,9 @@ def _buttons(run_id: int, c: dict[str, Any]) -> None:
 
 
 def _head(c: dict[str, Any]) -> None:
-    keep = c["action"] == "keep"
+    keep = c["action"] == Action.KEEP
     decision = c["decision_label"].lower() + (" (edited)" if c["edited"] else "")
-    if keep and c["decision"] == "rejected" and not c["edited"]:
+    if keep and c["decision"] == Decision.REJECTED and not c["edited"]:
         decision += " (to be revised)"
     others = [f for f in c["flags"] if f not in c["attention"]]
     flags = "".join(f'<div class="eg-muted">⚑ {esc(f)}</div>' for f in others)
@@ -249,7 +247,7 @@ def card(run_id: int, key: str, editable: bool) -> None:
     if c is None:
         return
     drawn(run_id, c)
-    editable = editable and status == "awaiting_review"
+    editable = editable and status == RunStatus.AWAITING_REVIEW
     with st.container(border=True):
         _shown_error()
         _head(c)

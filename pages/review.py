@@ -11,6 +11,7 @@ from core import jobs
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.labels import action_label, change_kind_label, run_kind_label, run_status_label
+from core.states import RunKind, RunStatus
 from core.views import esc, run_info, runs_of
 from pages._cards import sections
 from pages._costs import cost_meters
@@ -31,7 +32,7 @@ from pages._shared import (
 
 def pick_run(report_id: int) -> dict[str, Any] | None:
     with session_scope() as session:
-        runs = [r for r in runs_of(session, report_id) if r["kind"] != "import"]
+        runs = [r for r in runs_of(session, report_id) if r["kind"] != RunKind.IMPORT]
     if not runs:
         st.info("This report has no runs to review yet: use “Update now” on the Reports screen.")
         return None
@@ -44,7 +45,12 @@ def pick_run(report_id: int) -> dict[str, Any] | None:
     wanted = st.session_state.get(RUN_KEY)
     if wanted not in ids:  # default: the open run, else the newest
         wanted = next(
-            (r["id"] for r in runs if r["status"] in ("awaiting_review", "running", "interrupted")),
+            (
+                r["id"]
+                for r in runs
+                if r["status"]
+                in (RunStatus.AWAITING_REVIEW, RunStatus.RUNNING, RunStatus.INTERRUPTED)
+            ),
             ids[0],
         )
 
@@ -68,10 +74,10 @@ def follow(run_id: int) -> None:
     """A working run: live progress from the database, and Cancel."""
     with session_scope() as session:
         run = run_info(session, run_id)
-    if run["status"] not in ("running", "cancelling"):
+    if run["status"] not in (RunStatus.RUNNING, RunStatus.CANCELLING):
         st.rerun(scope="app")
     progress_line(run)
-    if run["status"] == "running" and st.button("Cancel run", key="cancel_run"):
+    if run["status"] == RunStatus.RUNNING and st.button("Cancel run", key="cancel_run"):
         try:
             jobs.cancel(run_id)
         except EvergreenError as exc:
@@ -85,11 +91,13 @@ def recover(run: dict[str, Any]) -> None:
     """Resume a killed or failed update run, or give up on it."""
     run_id = run["id"]
     c1, c2, _ = st.columns([1, 1, 3])
-    if run["kind"] == "update" and c1.button("Resume run", key="resume_run"):
+    if run["kind"] == RunKind.UPDATE and c1.button("Resume run", key="resume_run"):
         run_action(jobs.resume, run_id)
-    if run["status"] in ("running", "cancelling", "interrupted") and c2.button(
-        "Mark abandoned", key="abandon_run"
-    ):
+    if run["status"] in (
+        RunStatus.RUNNING,
+        RunStatus.CANCELLING,
+        RunStatus.INTERRUPTED,
+    ) and c2.button("Mark abandoned", key="abandon_run"):
         run_action(jobs.abandon, run_id)
     refused = jobs.last_error(run_id)
     if refused:
@@ -111,16 +119,19 @@ def main() -> None:
     if flash:
         st.success(flash)
     run_id = run["id"]
-    if run["status"] in ("running", "cancelling"):
+    if run["status"] in (RunStatus.RUNNING, RunStatus.CANCELLING):
         follow(run_id)
         return
     with session_scope() as session:
         info = run_info(session, run_id)
     progress_line(info)
-    if info["status"] in ("failed", "cancelled", "interrupted") and info["kind"] == "update":
+    if (
+        info["status"] in (RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.INTERRUPTED)
+        and info["kind"] == RunKind.UPDATE
+    ):
         recover(info)
-    editable = info["status"] == "awaiting_review"
-    if info["status"] == "committed" and info["version"]:
+    editable = info["status"] == RunStatus.AWAITING_REVIEW
+    if info["status"] == RunStatus.COMMITTED and info["version"]:
         st.success(f"This run was committed as version {info['version']}.")
         if st.button("Read the version", key="read_version"):
             st.session_state[REPORT_KEY] = report_id

@@ -351,6 +351,8 @@ def meter_delta(field: str, value: float, base: float) -> tuple[str | None, str]
     "0.30 s more than from scratch"), and its colour: good, bad or off."""
     if not (base or value) or field in ("not_modified", "shared_checks"):
         return None, "off"  # (starting over asks for every page: nothing to compare)
+    if field == "bytes" and not base:
+        return None, "off"  # a baseline that estimates pages, not bytes: no comparison
     if value == base:
         return "same as from scratch", "off"
     diff = meter_value(field, abs(base - value))

@@ -199,6 +199,8 @@ def test_the_shared_pool_meters_show_when_used_and_are_not_compared_with_scratch
     assert shown == ["searches", "fetches", "bytes", "not_modified", "shared_checks", "seconds"]
     assert meter_value("bytes", 2_500) == "2.5 kB" and meter_value("bytes", 812) == "812 B"
     assert meter_delta("bytes", 2_500, 40_000) == ("37.5 kB less than from scratch", "good")
+    # a baseline with no bytes (an estimate from pages) is no reason to say "more"
+    assert meter_delta("bytes", 35_300, 0) == (None, "off")
     assert meter_delta("not_modified", 3, 0) == (None, "off")
     assert meter_delta("shared_checks", 2, 0) == (None, "off")
     assert label_of("not_modified") == "unchanged (304)"

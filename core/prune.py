@@ -31,6 +31,7 @@ from core.citations import (
 )
 from core.keyfacts import fact_changes, read_key_facts
 from core.sentences import split_cited_sentences
+from core.text import figures
 
 #: a source already cited keeps its place against a new page unless the new one scores
 #: this much better (no churn between near-equal pages)
@@ -279,11 +280,8 @@ def _remove_unit(body: str, victim: str) -> str:
     return edit_units(body, drop_last) if count else body
 
 
-_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
-
-
 def _figures(text: str) -> list[str]:
-    return sorted(_FIGURE.findall(text))
+    return sorted(figures(text))
 
 
 def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:

@@ -13,6 +13,8 @@ from core.links import strip_md_links
 from core.page_units import split_sentences
 
 _ROLE = re.compile(r":(pep|rfc):`(\d+)`", re.I)
+#: a figure as written: "3.10", "1,400", "2026"
+FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 _ANY_ROLE = re.compile(r":[\w-]+(?::[\w-]+)?:`([^`]*)`")
 _RST_LINK = re.compile(r"`([^`<]+?)\s*<[^>`]*>`_{1,2}")
 _RST_REF = re.compile(r"`([^`]+)`_{1,2}")
@@ -118,3 +120,8 @@ def cosine(a: dict[str, float], b: dict[str, float]) -> float:
 def tfidf(tokens: Iterable[str], idf: dict[str, float], default: float = 1.0) -> dict[str, float]:
     counts = Counter(tokens)
     return {t: (1 + math.log(c)) * idf.get(t, default) for t, c in counts.items()}
+
+
+def figures(text: str) -> list[str]:
+    """The figures ``text`` writes, in order ("3.8", "1,400")."""
+    return FIGURE.findall(text)

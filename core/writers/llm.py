@@ -42,7 +42,7 @@ from core.facets import Facet
 from core.keyfacts import read_key_facts, typed
 from core.report_state import escape_heading_lines
 from core.states import ChangeKind, ClaimOutcome
-from core.text import clean_inline
+from core.text import clean_inline, figures
 from core.validation import strip_controls
 from core.writers.base import (
     BudgetExceeded,
@@ -621,7 +621,6 @@ _TYPOGRAPHY = str.maketrans(
 )  # fmt: skip
 _MARKUP = re.compile(r"[*_`#>|~]+")
 _ELLIPSIS = re.compile(r"\s*\[?\.\.\.\]?\s*")
-_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def _plain(text: str) -> str:
@@ -655,7 +654,7 @@ def _found(quote: str, source: str) -> bool:
 
 
 def _figures(text: str) -> set[str]:
-    return {m.replace(",", "") for m in _FIGURE.findall(text)}
+    return {m.replace(",", "") for m in figures(text)}
 
 
 def _body_sentence(

@@ -603,7 +603,7 @@ def discover(
     )
     pooled = {s.url: s for s in session.exec(select(Source).where(col(Source.url).in_(list(hits))))}
     sources = {url: pooled.get(url) for url in hits}
-    stored: list[tuple[str, Snapshot]] = list(earlier)
+    fetched: list[tuple[str, Snapshot]] = []
     with meter.stage("fetch"):
         for url, outcome in looks(
             checks, fetcher, sources, end, meter, concurrency=concurrency, stage="fetch"
@@ -619,8 +619,12 @@ def discover(
                 session, source, page, as_of=end, run_id=run_id
             )
             checks.record(source, end, outcome, snap)
-            stored.append((url, snap))
-    stored = _relevant(session, report, question, stored, cited_sources)
+            fetched.append((url, snap))
+    # pages arrive in the order their fetches finish; relevance fuses the search's own
+    # order with the semantic score, so they are put back in search order first
+    rank = {url: n for n, url in enumerate(hits)}
+    fetched.sort(key=lambda pair: rank[pair[0]])
+    stored = _relevant(session, report, question, [*earlier, *fetched], cited_sources)
     found: list[Found] = []
     placement = _place(
         [(u, snap.title, (snap.content or "")[:4000]) for u, snap in stored], sections, scored=True

@@ -48,6 +48,7 @@ class CostMeter:
         self._rows: dict[tuple[str, str, str, str], StageCost] = {}
         self._drained: dict[tuple[str, str, str, str], StageCost] = {}
         self._lock = threading.Lock()
+        self._local = threading.local()  # each thread's stack of stages being timed
 
     def add(
         self, stage: str, provider: str = "", model: str = "", prompt: str = "", **counts: float
@@ -59,11 +60,26 @@ class CostMeter:
 
     @contextmanager
     def stage(self, stage: str, provider: str = "") -> Iterator[None]:
+        """Time a stage. Stages nest — the engine's ``propose`` around a writer call's
+        ``revise``, ``discover`` around its ``fetch`` — and each is charged only its own
+        time, so the stages of a run add up to its wall time, never more."""
+        stack = self._stack()
         start = time.perf_counter()
+        stack.append(0.0)  # the time of the stages nested in this one, so far
         try:
             yield
         finally:
-            self.add(stage, provider, seconds=time.perf_counter() - start)
+            elapsed = time.perf_counter() - start
+            inner = stack.pop()
+            if stack:
+                stack[-1] += elapsed
+            self.add(stage, provider, seconds=elapsed - inner)
+
+    def _stack(self) -> list[float]:
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
 
     def total(self, key: str) -> float:
         with self._lock:

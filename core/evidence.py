@@ -267,16 +267,15 @@ def refresh(
     pending = job.pending()
     sources = {url: job.sources[marker] for url, marker in pending.items()}
     later: dict[str, FetchOutcome] = {}
-    with meter.stage("refresh"):
-        for url, outcome in looks(
-            checks, fetcher, sources, as_of, meter, concurrency=concurrency, stage="refresh"
-        ):
-            marker = pending[url]
-            if _needs_base(job.cited[marker], outcome, resolve_at):
-                later[url] = outcome
-            else:
-                job.check(marker, outcome)
-                checks.record(sources[url], as_of, outcome, job.results[marker].current)
+    for url, outcome in looks(
+        checks, fetcher, sources, as_of, meter, concurrency=concurrency, stage="refresh"
+    ):
+        marker = pending[url]
+        if _needs_base(job.cited[marker], outcome, resolve_at):
+            later[url] = outcome
+        else:
+            job.check(marker, outcome)
+            checks.record(sources[url], as_of, outcome, job.results[marker].current)
     if later:
         job.resolve(later, pending, checks, fetcher, meter, concurrency)
         for url, outcome in later.items():
@@ -573,29 +572,28 @@ def discover(
         meter.add("discover", search.name, searches=1)
         return search.search(query, max_results=k, start_date=start, end_date=end)
 
-    with meter.stage("discover"):
-        if progress:
-            progress("searching for new evidence")
-        for h in run_search(question, per_query * 4):
-            if h.url not in known:
-                hits.setdefault(h.url, h)
-        facets = facets_of(question)
-        if facets and hits:  # window activity: each part of the question on its own
-            for facet in facets:
-                for h in run_search(facet.query, per_query):
+    if progress:
+        progress("searching for new evidence")
+    for h in run_search(question, per_query * 4):
+        if h.url not in known:
+            hits.setdefault(h.url, h)
+    facets = facets_of(question)
+    if facets and hits:  # window activity: each part of the question on its own
+        for facet in facets:
+            for h in run_search(facet.query, per_query):
+                if h.url not in known:
+                    hits.setdefault(h.url, h)
+    elif not facets:
+        placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
+        activity = Counter(key for key in placed.values() if key)
+        busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
+        limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
+        hot = set(hot_sections) | set(busiest[:limit])
+        for key, heading, _body in sections:
+            if key in hot and heading:
+                for h in run_search(f"{heading} {question}", per_query):
                     if h.url not in known:
                         hits.setdefault(h.url, h)
-        elif not facets:
-            placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
-            activity = Counter(key for key in placed.values() if key)
-            busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
-            limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
-            hot = set(hot_sections) | set(busiest[:limit])
-            for key, heading, _body in sections:
-                if key in hot and heading:
-                    for h in run_search(f"{heading} {question}", per_query):
-                        if h.url not in known:
-                            hits.setdefault(h.url, h)
     if not hits and not earlier:
         return []
     checks = SharedChecks(

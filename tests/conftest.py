@@ -130,9 +130,9 @@ def run_cli(
 def refresh_fails_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The engine's evidence refresh raises once (a network outage), then works; the
     returned list grows by one per refresh attempt."""
-    import core.update
+    import core.engine
 
-    real, calls = core.update.refresh, []
+    real, calls = core.engine.refresh, []
 
     def flaky(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         calls.append(1)
@@ -140,7 +140,7 @@ def refresh_fails_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             raise RuntimeError("network down")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("core.update.refresh", flaky)
+    monkeypatch.setattr("core.engine.refresh", flaky)
     return calls
 
 

@@ -62,7 +62,7 @@ def test_cancel_a_running_update(sample: int, monkeypatch: pytest.MonkeyPatch) -
         progress("checking source 2/2")  # the checkpoint sees the cancel request
         return []
 
-    monkeypatch.setattr("core.update.refresh", slow_refresh)
+    monkeypatch.setattr("core.engine.refresh", slow_refresh)
     run_id = jobs.start_update(sample, as_of=parse_as_of("2026-04-15"), sync=False)
     assert jobs.wait(run_id, timeout=30, until=("running",)) == "running"
     for _ in range(500):

@@ -253,11 +253,11 @@ def test_review_and_history_show_the_saved_line_and_no_empty_meters(app: AppTest
 def test_a_resumed_update_of_an_unresolved_import_fetches_nothing_twice(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import core.update
+    import core.engine
     from core.update import resume_run
 
     _sample(unresolved=True, monkeypatch=monkeypatch)
-    real, calls = core.update.discover, []
+    real, calls = core.engine.discover, []
 
     def flaky(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         calls.append(1)
@@ -265,7 +265,7 @@ def test_a_resumed_update_of_an_unresolved_import_fetches_nothing_twice(
             raise RuntimeError("search down after the refresh")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("core.update.discover", flaky)
+    monkeypatch.setattr("core.engine.discover", flaky)
     with pytest.raises(RuntimeError):
         update_report(1, as_of=parse_as_of("2026-04-15"))
     with session_scope() as session:

@@ -110,7 +110,7 @@ def test_exception_mid_update_leaves_last_version_intact(
 ) -> None:
     rid = make_report(corpus)
     before = body_of(rid, "")
-    import core.update as update
+    import core.engine as update
 
     real_discover = update.discover
 
@@ -135,7 +135,7 @@ def test_exception_mid_update_leaves_last_version_intact(
 
 
 def test_cancel_stops_the_run(corpus: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.update as update
+    import core.engine as update
     from core.runs import RunCancelled, request_cancel
 
     rid = make_report(corpus)

@@ -240,7 +240,7 @@ def test_sample_versions_number_citations_without_gaps(sample: int) -> None:
 
 
 def test_a_rationale_says_each_change_once_and_ends_one_sentence_once() -> None:
-    from core.update import _explain
+    from core.rationales import explain as _explain
     from core.writers.base import ClaimUpdate
 
     update = ClaimUpdate(

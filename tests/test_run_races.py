@@ -201,10 +201,11 @@ def test_a_cancel_after_the_last_step_is_not_lost(
 ) -> None:
     """A cancel that lands after the worker's last checkpoint, before it finishes: the run
     must not end awaiting review over the analyst's cancel."""
+    import core.engine
     import core.update
     from core.runs import RunCancelled, request_cancel
 
-    real = core.update.pool_summary
+    real = core.engine.pool_summary
 
     def cancel_then_summarise(*args: Any, **kwargs: Any) -> dict[str, int]:
         with session_scope() as s:
@@ -212,7 +213,7 @@ def test_a_cancel_after_the_last_step_is_not_lost(
         assert request_cancel(run.id) == "cancelling"  # from another connection
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(core.update, "pool_summary", cancel_then_summarise)
+    monkeypatch.setattr(core.engine, "pool_summary", cancel_then_summarise)
     with pytest.raises(RunCancelled):
         core.update.update_report(report, as_of=parse_as_of(AS_OF))
     with session_scope() as s:
@@ -223,6 +224,7 @@ def test_a_cancel_after_the_last_step_is_not_lost(
 def test_a_broad_except_does_not_swallow_a_cancel(
     workspace: Path, report: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import core.engine
     import core.update
     from core.runs import RunCancelled, request_cancel
 
@@ -237,7 +239,7 @@ def test_a_broad_except_does_not_swallow_a_cancel(
             swallowed.append(str(exc))
         return []
 
-    monkeypatch.setattr(core.update, "refresh", refresh)
+    monkeypatch.setattr(core.engine, "refresh", refresh)
     with pytest.raises(RunCancelled, match="cancelled"):
         core.update.update_report(report, as_of=parse_as_of(AS_OF))
     assert swallowed == []

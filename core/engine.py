@@ -179,6 +179,7 @@ def prune_stage(u: Update) -> None:
         {f.evidence.marker: (f.evidence.title, f.evidence.content) for f in u.found},
         budget_of(u.cfg),
         [words(s.body) for s in u.own],
+        collection=u.providers.search,
     )
     if u.plan.scores:
         u.found = [f for f in u.found if f.evidence.marker in u.plan.admitted]
@@ -220,6 +221,7 @@ def propose_stage(u: Update) -> None:
             if s.key in DERIVED_KEYS
         },
         {s.key: k for k, s in enumerate(sections)},
+        collection=u.providers.search,
     ):
         u.session.add(proposal)
         u.proposals.append(proposal)

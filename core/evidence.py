@@ -622,7 +622,7 @@ def discover(
     # order with the semantic score, so they are put back in search order first
     rank = {url: n for n, url in enumerate(hits)}
     fetched.sort(key=lambda pair: rank[pair[0]])
-    stored = _relevant(session, report, question, [*earlier, *fetched], cited_sources)
+    stored = _relevant(session, report, question, [*earlier, *fetched], cited_sources, search)
     found: list[Found] = []
     placement = _place(
         [(u, snap.title, (snap.content or "")[:4000]) for u, snap in stored], sections, scored=True
@@ -649,13 +649,14 @@ def _relevant(
     question: str,
     stored: list[tuple[str, Snapshot]],
     cited_sources: set[int],
+    collection: object = None,
 ) -> list[tuple[str, Snapshot]]:
     """The new pages about the question, most relevant first (search order fused with
     the semantic score): those scoring at least as well as the lower part of the pages
     the report already cites. The others stay stored as candidates, out of the report."""
     if not stored:
         return []
-    relevance = Relevance(question)
+    relevance = Relevance(question, collection)
     cited = {
         str(snap.id): (snap.title or "", snap.content or "")
         for snap in session.exec(

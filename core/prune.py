@@ -370,11 +370,13 @@ def plan_sources(
     new: Mapping[int, tuple[str, str]],
     budget: Budget,
     section_words: Iterable[int] = (),
+    collection: object = None,
 ) -> SourcePlan:
     """Decide which sources an update keeps. ``cited``: marker → (title, content now) of
     the sources the report cites (gone ones left out); ``changed``: marker → (title,
     content before) of those whose text changed; ``new``: marker → (title, content) of
-    the pages discovery found.
+    the pages discovery found; ``collection``: the search provider they come from
+    (relevance is centred on it when it holds its whole collection).
 
     A cited source goes when its page *fell* below relevance — it was rewritten about
     something else: it scores below RELEVANCE_MIN now and FELL_BY less than before (a
@@ -391,14 +393,14 @@ def plan_sources(
     if not changed and not new and not over and not too_long:
         return SourcePlan({}, {}, set(), {})
     pages = {**cited, **new}
-    relevance = Relevance(question)
+    relevance = Relevance(question, collection)
     keyed = {str(m): pages[m] for m in pages}
     semantic = relevance.page_scores(keyed)
     hybrid = relevance.hybrid_scores(keyed, semantic)
     scores = {m: semantic[str(m)] for m in pages}  # the bar: the semantic scale
     ranks = {m: hybrid[str(m)] for m in pages}  # what to keep: words and meaning
     superseded = {m: by for m in [*changed, *new] if (by := superseded_by(pages[m][1])) is not None}
-    before = Relevance(question).page_scores({str(m): changed[m] for m in changed})
+    before = relevance.page_scores({str(m): changed[m] for m in changed})
     fell = {
         m for m in changed if scores[m] < RELEVANCE_MIN and before[str(m)] - scores[m] >= FELL_BY
     }

@@ -112,9 +112,11 @@ def propose_derived(
     found: list[Found],
     checks: dict[str, list[dict[str, Any]]],
     order: dict[str, int],
+    collection: object = None,
 ) -> list[SectionProposal]:
     """The overview and key-facts sections rebuilt from the proposed sections and the
-    newest snapshots: kept when they come out the same, revised, added or removed."""
+    newest snapshots: kept when they come out the same, revised, added or removed.
+    ``collection``: where the pages come from (relevance is centred on it)."""
     quiet = all(p.action == Action.KEEP for p in proposals) and not found
     have = {s.key: s for s in existing}
     if quiet:  # nothing moved: nothing to rebuild (nor to add, on an imported report)
@@ -135,7 +137,9 @@ def propose_derived(
     pages.update({f.evidence.marker: (f.evidence.title, f.evidence.content) for f in found})
     built = {
         d.key: d
-        for d in derived_sections(docs, pages, lambda h: Relevance(f"{h}: {question}").scores)
+        for d in derived_sections(
+            docs, pages, lambda h: Relevance(f"{h}: {question}", collection).scores
+        )
     }
     out = []
     for key in DERIVED_KEYS:

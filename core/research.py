@@ -88,7 +88,7 @@ def research(
     pages = _fetch(meter, providers, order, as_of, cfg)
     if not pages:
         raise EvergreenError(f"None of the {len(order)} pages found could be fetched.")
-    relevance = Relevance(question)
+    relevance = Relevance(question, providers.search)
     scores, per_facet = relevance.facet_scores(
         {u: (p.title, p.content) for u, p in pages.items()}, [f.query for f in facets]
     )
@@ -184,7 +184,9 @@ def research(
     pages = {e.marker: (e.title, e.content) for e in evidence.values()}
     drafts = _tidy(drafts, pages, relevance, budget)
     top = derived_sections(
-        [d.doc for d in drafts], pages, lambda heading: Relevance(f"{heading}: {question}").scores
+        [d.doc for d in drafts],
+        pages,
+        lambda heading: Relevance(f"{heading}: {question}", providers.search).scores,
     )
     drafts[1:1] = [SectionDraft(doc, "new") for doc in top]
     run.summary = {**run.summary, "flags": flags}

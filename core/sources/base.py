@@ -94,6 +94,34 @@ class Fetcher(Protocol):
         ...
 
 
+@runtime_checkable
+class Collection(Protocol):
+    """A search provider that holds the whole collection it searches (a corpus, your
+    folder), so relevance can be measured by what sets a page apart within it
+    (``core.relevance.collection_centre``). The web is no such collection."""
+
+    revision: str  # changes whenever the collection's pages do
+
+    def identity(self) -> str:
+        """What tells this collection from any other (for a corpus, its index file)."""
+        ...
+
+    def page_count(self) -> int: ...
+
+    def sample_pages(self, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` pages, (title, content) of each page's newest version, the same
+        ones every time for the same collection."""
+        ...
+
+    def recall(self, key: str) -> str | None:
+        """A value stored with the collection (None when there is none)."""
+        ...
+
+    def remember(self, key: str, value: str) -> None:
+        """Store a value with the collection (derived data: safe to lose)."""
+        ...
+
+
 def canonical_url(url: str) -> str:
     """One spelling per page: trimmed, scheme and host lower-cased, no fragment."""
     parts = urlsplit(url.strip())

@@ -13,6 +13,7 @@ same URL; a record marked ``gone`` ends the page's life at that instant.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -329,6 +330,45 @@ class Corpus:
             "last": last,
             "origin": origin[0] if origin else None,
         }
+
+    # -- the collection as a whole (core.sources.base.Collection) --------------------------
+    def identity(self) -> str:
+        return str(self.path.resolve())
+
+    def page_count(self) -> int:
+        return int(self._conn.execute("SELECT COUNT(DISTINCT url) FROM versions").fetchone()[0])
+
+    def sample_pages(self, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` pages that still exist, (title, content) of each one's newest
+        version; the pages are picked by a hash of their URL, so the same corpus gives the
+        same sample whatever order its pages were imported in."""
+        urls = [
+            r[0]
+            for r in self._conn.execute(
+                "SELECT DISTINCT url FROM versions WHERE gone = 0 AND valid_until IS NULL"
+            )
+        ]
+        chosen = sorted(urls, key=lambda u: hashlib.sha256(u.encode()).hexdigest())[:limit]
+        out = []
+        for url in chosen:
+            title, content = self._conn.execute(
+                "SELECT title, content FROM versions WHERE url = ? AND valid_until IS NULL",
+                (url,),
+            ).fetchone()
+            out.append((title or "", content or ""))
+        return out
+
+    def recall(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def remember(self, key: str, value: str) -> None:
+        with self._conn:
+            self._conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
 
     def snapshot_dates(self) -> list[str]:
         """The distinct instants at which any page changed (useful "as of" choices)."""

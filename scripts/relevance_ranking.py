@@ -1,0 +1,73 @@
+"""How well relevance alone ranks a whole corpus for each tracked question: every page as
+it stood at ``--as-of``, ranked by the raw cosine and by the cosine centred on the
+corpus (``core.relevance.Centre``), each alone and fused with the lexical TF-IDF score
+(``Relevance.hybrid_scores``, what an update ranks by). Prints, per scorer, the share of
+the top N that is on topic and the share of the key sources it holds.
+
+From the project root, in a workspace holding the corpus:
+
+    EVERGREEN_HOME=WS python scripts/relevance_ranking.py --corpus peps \\
+        --queries ../shared/corpora/peps/queries.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.bench.truth import load_queries  # noqa: E402
+from core.dates import parse_as_of  # noqa: E402
+from core.relevance import Relevance  # noqa: E402
+from core.sources.base import PageNotFound  # noqa: E402
+from core.sources.corpus import Corpus  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", required=True)
+    parser.add_argument("--queries", required=True)
+    parser.add_argument("--as-of", default="2025-12-31")
+    parser.add_argument("--top", type=int, nargs="+", default=[12, 25])
+    parser.add_argument("--key-share", type=float, default=0.9)
+    args = parser.parse_args()
+    corpus = Corpus.open(args.corpus)
+    specs = load_queries(args.queries, corpus)
+    when = parse_as_of(args.as_of)
+    pages: dict[str, tuple[str, str]] = {}
+    for (url,) in corpus._conn.execute("SELECT DISTINCT url FROM versions"):
+        try:
+            page = corpus.fetch(url, when)
+        except PageNotFound:
+            continue
+        pages[url] = (page.title or "", page.content or "")
+    table: dict[str, list[tuple[float, float]]] = {}
+    for spec in specs:
+        key = spec.key_sources(args.key_share) & set(pages)
+        for centred in (False, True):
+            rel = Relevance(spec.query, corpus if centred else None)
+            semantic = rel.page_scores(pages)
+            name = "centred" if centred else "raw"
+            for scorer, scores in (
+                (name, semantic),
+                (f"{name}+lexical", rel.hybrid_scores(pages, semantic)),
+            ):
+                order = sorted(pages, key=lambda u: -scores[u])
+                for n in args.top:
+                    top = set(order[:n])
+                    row = (len(top & spec.relevant) / n, len(top & key) / len(key) if key else 0.0)
+                    table.setdefault(f"{scorer}@{n}", []).append(row)
+    print(f"{args.corpus}, {len(specs)} questions, {len(pages)} pages as of {args.as_of}")
+    print("scorer@N: on-topic share of the top N, key sources in it (mean over questions)")
+    for name, rows in table.items():
+        on_topic = statistics.mean(r[0] for r in rows)
+        keys = statistics.mean(r[1] for r in rows)
+        print(f"  {name:22} {on_topic:.3f}  {keys:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.helpers.browser import (
@@ -28,6 +29,7 @@ from playwright.sync_api import Browser, Locator, Page, expect  # noqa: E402
 
 ONE_CLICK = 10_000  # ms: a decision shows well within this on a loaded machine, or never
 REDRAWN = 20_000  # ms: the other tab polls every few seconds
+DECISIONS = ("Approve", "Keep as is", "Reject")
 
 
 def cli(home: Path, *args: str) -> None:
@@ -44,18 +46,21 @@ def decisions(page: Page, name: str) -> Locator:
     return page.get_by_role("button", name=name, exact=True)
 
 
-def cards_drawn(page: Page) -> None:
-    """Wait until every card shows its decision pair: as many Reject buttons as Approve and
-    Keep as is together. Counted while a card is still being drawn (seen 2 times in 13
-    runs, right after the screen opened), the numbers can disagree for a moment."""
-    page.wait_for_function(
-        """() => {
-            const names = [...document.querySelectorAll('button')].map(b => b.innerText.trim());
-            const n = (name) => names.filter((t) => t === name).length;
-            return n('Reject') > 0 && n('Reject') === n('Approve') + n('Keep as is');
-        }""",
-        timeout=ONE_CLICK,
-    )
+def cards_drawn(page: Page) -> tuple[int, int]:
+    """How many cards have Approve and how many Keep as is, once every card shows its
+    decision pair (as many Reject buttons as the two together) and the counts have held
+    for half a second. Right after the screen opens, a redraw can take a card's button
+    out of the page for a moment (seen 3 times in 30 runs: "8 == 6 + 1")."""
+    deadline, seen, steady = time.monotonic() + ONE_CLICK / 1000, None, 0
+    while True:
+        counts = tuple(decisions(page, n).count() for n in DECISIONS)
+        approve, keep, reject = counts
+        steady = steady + 1 if counts == seen else 0
+        seen = counts
+        if reject and reject == approve + keep and steady >= 5:
+            return approve, keep
+        assert time.monotonic() < deadline, f"cards not drawn: {approve}, {keep}, {reject}"
+        page.wait_for_timeout(100)
 
 
 def decide_once(button: Locator) -> None:
@@ -77,10 +82,9 @@ def test_every_decision_in_a_second_tab_takes_one_click(chromium: Browser, tmp_p
         expect(a.get_by_role("button", name="Commit version")).to_be_visible()
         open_screen(b, url, "review", "Review")
         expect(b.get_by_role("button", name="Commit version")).to_be_visible()
-        cards_drawn(b)
-        approve, keep, reject = (decisions(b, n) for n in ("Approve", "Keep as is", "Reject"))
-        changed, kept = approve.count(), keep.count()
-        assert changed >= 2 and kept >= 1 and reject.count() == changed + kept
+        changed, kept = cards_drawn(b)
+        assert changed >= 2 and kept >= 1
+        approve, keep, reject = (decisions(b, n) for n in DECISIONS)
         for i in range(changed + kept):  # reject every card, then approve or keep each
             decide_once(reject.nth(i))
         for i in range(changed):

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +38,7 @@ from typing import Any
 
 from core import config
 from core.errors import EvergreenError
+from core.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +53,7 @@ ENV_HEARTBEAT = "EVERGREEN_WORKER_HEARTBEAT"  # seconds between a worker's heart
 ENV_STALLED = "EVERGREEN_WORKER_STALLED"  # a worker silent this long is taken for dead
 ENV_POLL = "EVERGREEN_WORKER_POLL"  # seconds between looks for jobs (LISTEN/NOTIFY aside)
 ENV_SCHEDULE = "EVERGREEN_SCHEDULE_CRON"  # when workers look for due reports
-DEFAULT_HEARTBEAT = 10.0
-DEFAULT_STALLED = 30.0
-DEFAULT_POLL = 5.0
-DEFAULT_SCHEDULE = "*/5 * * * *"
+# (their values, defaults and bounds: core.settings.Settings.worker_* and schedule_cron)
 _ADVISORY_KEY = 0x6576_6572_6772_6E  # "evergrn": serialises the schema's creation
 
 _ready: set[str] = set()  # databases whose queue schema exists (this process saw it)
@@ -172,25 +169,12 @@ def _schema_exists(url: str) -> bool:
 
 
 # -- settings --------------------------------------------------------------------------------
-def _seconds(env: str, default: float) -> float:
-    raw = os.environ.get(env)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise EvergreenError(f"{env} must be a number of seconds (got {raw!r}).") from None
-    if value <= 0:
-        raise EvergreenError(f"{env} must be more than 0 seconds (got {raw!r}).")
-    return value
-
-
 def heartbeat_seconds() -> float:
-    return _seconds(ENV_HEARTBEAT, DEFAULT_HEARTBEAT)
+    return get_settings().worker_heartbeat
 
 
 def stalled_seconds() -> float:
-    return _seconds(ENV_STALLED, DEFAULT_STALLED)
+    return get_settings().worker_stalled
 
 
 def lock_of(run_id: int) -> str:
@@ -351,7 +335,7 @@ def make_app(url: str | None = None, *, concurrency: int = 1) -> Any:
     app = App(connector=connector)
     app.task(name=RUN_TASK, queue=QUEUE, pass_context=True)(_run_task)
     due = app.task(name=DUE_TASK, queue=QUEUE, queueing_lock=DUE_LOCK)(_due_task)
-    cron = os.environ.get(ENV_SCHEDULE) or DEFAULT_SCHEDULE
+    cron = get_settings().schedule_cron
     try:
         app.periodic(cron=cron, periodic_id="schedule")(due)
         app.periodic_registry.periodic_tasks[(DUE_TASK, "schedule")].croniter  # noqa: B018
@@ -437,7 +421,7 @@ def run_worker(*, concurrency: int = 1, until_empty: bool = False, url: str | No
             f"{ENV_HEARTBEAT} ({heartbeat:g} s) must be shorter than {ENV_STALLED} "
             f"({stalled:g} s), or live workers would be taken for dead."
         )
-    poll = _seconds(ENV_POLL, DEFAULT_POLL)
+    poll = get_settings().worker_poll
     get_engine(url)  # Evergreen's own tables, migrated, before any job
     ensure_schema(url)
     app = make_app(url, concurrency=concurrency)

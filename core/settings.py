@@ -118,6 +118,32 @@ class Settings(BaseSettings):
         "report citing it without another request (0: every update asks again).",
     )
 
+    # -- workers (PostgreSQL: core.queue) ----------------------------------------------------
+    worker_heartbeat: float = Field(
+        default=10.0,
+        gt=0,
+        validation_alias=AliasChoices("EVERGREEN_WORKER_HEARTBEAT", "worker_heartbeat"),
+        description="Seconds between a worker's heartbeats.",
+    )
+    worker_stalled: float = Field(
+        default=30.0,
+        gt=0,
+        validation_alias=AliasChoices("EVERGREEN_WORKER_STALLED", "worker_stalled"),
+        description="A worker silent this many seconds is taken for dead; its run is queued again.",
+    )
+    worker_poll: float = Field(
+        default=5.0,
+        gt=0,
+        validation_alias=AliasChoices("EVERGREEN_WORKER_POLL", "worker_poll"),
+        description="Seconds between a worker's looks for jobs (besides LISTEN/NOTIFY).",
+    )
+    schedule_cron: str = Field(
+        default="*/5 * * * *",
+        validation_alias=AliasChoices("EVERGREEN_SCHEDULE_CRON", "schedule_cron"),
+        description="When the workers look for due reports (a cron line; a sixth field for "
+        "seconds).",
+    )
+
     @field_validator("fetch_allowlist", mode="before")
     @classmethod
     def _split_allowlist(cls, value: Any) -> Any:

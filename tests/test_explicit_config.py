@@ -67,3 +67,29 @@ def test_nothing_in_core_writes_the_environment() -> None:
     ]
     # crawl4ai's own switch for its cloud notice, set for the library (not our configuration)
     assert [f for f in found if not f.startswith("sources/web.py")] == []
+
+
+def test_the_workers_timings_and_schedule_are_settings_like_any_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers' heartbeat, stall limit, poll and schedule come from the environment
+    or ``evergreen.toml`` through the one Settings, each checked with one clear line."""
+    from core.errors import EvergreenError
+    from core.queue import heartbeat_seconds, stalled_seconds
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv(config.ENV_HOME, str(home))
+    for name in ("HEARTBEAT", "STALLED", "POLL"):
+        monkeypatch.delenv(f"EVERGREEN_WORKER_{name}", raising=False)
+    monkeypatch.delenv("EVERGREEN_SCHEDULE_CRON", raising=False)
+    (home / "evergreen.toml").write_text(
+        'worker_stalled = 45\nschedule_cron = "0 6 * * *"\n', encoding="utf-8"
+    )
+    assert stalled_seconds() == 45.0 and get_settings().schedule_cron == "0 6 * * *"
+    assert heartbeat_seconds() == 10.0  # the default
+    monkeypatch.setenv("EVERGREEN_WORKER_STALLED", "12")  # the environment wins
+    assert stalled_seconds() == 12.0
+    monkeypatch.setenv("EVERGREEN_WORKER_HEARTBEAT", "0")
+    with pytest.raises(EvergreenError, match="EVERGREEN_WORKER_HEARTBEAT.*greater than 0"):
+        heartbeat_seconds()

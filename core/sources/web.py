@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from tenacity import AsyncRetrying, RetryCallState, stop_after_attempt
+
 from core.dates import http_date, retry_after_seconds, utcnow
 from core.errors import EvergreenError
 from core.sources.base import (
@@ -256,9 +258,7 @@ class WebFetcher:
                 meta={"via": "search raw content"},
             )
         self.policy.check(url)
-        future = asyncio.run_coroutine_threadsafe(
-            self._fetch(url, validators), self._ensure_loop()
-        )
+        future = asyncio.run_coroutine_threadsafe(self._fetch(url, validators), self._ensure_loop())
         try:
             return future.result(timeout=self.timeout * 2 + 30)
         except concurrent.futures.TimeoutError:
@@ -488,15 +488,7 @@ class WebFetcher:
         pdf_like = urlsplit(url).path.lower().endswith(".pdf")
         async with self._host_slot(urlsplit(url).netloc):
             crawler = await self._http_crawler() if pdf_like else self._crawler
-            note = ""
-            for attempt in range(1, self.attempts + 1):
-                result = await crawler.arun(url, config=self._run_config())
-                if result.status_code is None and "has been closed" in str(result.error_message):
-                    result = await crawler.arun(url, config=self._run_config())  # a browser race
-                wait, note = self._retry_wait(url, result, attempt)
-                if wait is None:
-                    break
-                await asyncio.sleep(wait)  # holding the host's slot: the host asked us to wait
+            result, note = await self._arun_retrying(crawler, url)
             page = await self._page(
                 url, result, via="http" if pdf_like else str(self.mode), note=note
             )
@@ -511,6 +503,34 @@ class WebFetcher:
     async def _probed_unchanged(self, url: str, validators: Validators) -> bool:
         async with self._host_slot(urlsplit(url).netloc):
             return await self._unchanged(url, validators)
+
+    async def _arun_retrying(self, crawler: Any, url: str) -> tuple[Any, str]:
+        """The crawler's result for ``url``, tried again (tenacity) while the server answers
+        429 or 5xx, waiting as ``_retry_wait`` says — inside the host's slot: the host asked
+        us to wait. Returns the last result and the note for an error message."""
+        notes = [""]
+
+        def wait_of(state: RetryCallState) -> float | None:
+            outcome = state.outcome
+            assert outcome is not None  # tenacity asks after an attempt
+            wait, notes[0] = self._retry_wait(url, outcome.result(), state.attempt_number)
+            return wait
+
+        async def attempt() -> Any:
+            result = await crawler.arun(url, config=self._run_config())
+            if result.status_code is None and "has been closed" in str(result.error_message):
+                result = await crawler.arun(url, config=self._run_config())  # a browser race
+            return result
+
+        retrying = AsyncRetrying(
+            retry=lambda state: wait_of(state) is not None,
+            wait=lambda state: wait_of(state) or 0.0,
+            stop=stop_after_attempt(self.attempts),
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+            sleep=asyncio.sleep,
+        )
+        result = await retrying(attempt)
+        return result, notes[0]
 
     def _retry_wait(self, url: str, result: Any, attempt: int) -> tuple[float | None, str]:
         """Seconds to wait before trying ``url`` again (None: do not), and a note for the

@@ -15,6 +15,7 @@ import sacrebleu
 from rapidfuzz.distance import LCSseq
 
 from core.citations import is_citation_text, rewrite_citations
+from core.links import MD_LINK
 
 Heading = tuple[int, str]  # (level, heading text); level 1..6
 
@@ -40,7 +41,6 @@ _PARENS = r"\((?:[^()]|\([^()]*\))*\)"  # one level of nested parens (e.g. wiki 
 # reports' markers
 _FOOTNOTE = re.compile(r"\[\^[^\]\n]+\](?:" + _PARENS + r")?")
 _LINK_DEF = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\S+", re.MULTILINE)
-_INLINE_LINK = re.compile(r"!?\[([^\]]*)\]" + _PARENS)
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]*>", re.IGNORECASE)
 _BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+", re.IGNORECASE)
@@ -49,7 +49,8 @@ _WORD = re.compile(r"[^\W_]+")  # unicode letters/digits; '_' is emphasis noise
 
 
 def _link_text(link: re.Match[str]) -> str:
-    return " " if is_citation_text(link.group(1)) else f" {link.group(1)} "
+    text = link.group("text")
+    return " " if is_citation_text(text) else f" {text} "
 
 
 def tokenize(text: str) -> list[str]:
@@ -58,7 +59,7 @@ def tokenize(text: str) -> list[str]:
     text = _LINK_DEF.sub(" ", text)  # first: a defined [1] is a link, undefined a citation
     text = rewrite_citations(text, lambda _c: " ")
     text = _FOOTNOTE.sub(" ", text)
-    text = _INLINE_LINK.sub(_link_text, text)
+    text = MD_LINK.sub(_link_text, text)
     text = _REF_LINK.sub(r" \1 ", text)
     text = _AUTOLINK.sub(" ", text)
     text = _BARE_URL.sub(" ", text)

@@ -559,70 +559,117 @@ def discover(
             select(Source.url).join(PoolEntry).where(PoolEntry.report_id == report.id)
         ).all()
     )
-    # A resumed run keeps the new pages it already fetched (no second fetch).
+    earlier = _fetched_before(session, run_id, end, cited_sources)
+
+    def run_search(query: str, k: int) -> list[SearchResult]:
+        meter.add("discover", search.name, searches=1)
+        found = search.search(query, max_results=k, start_date=start, end_date=end)
+        return [h for h in found if h.url not in known]
+
+    if progress:
+        progress("searching for new evidence")
+    hits = _window_hits(run_search, question, sections, hot_sections, per_query)
+    if not hits and not earlier:
+        return []
+    checks = SharedChecks(
+        session, fetcher, temporal=temporal, report_id=int(report.id), run_id=run_id, force=force
+    )
+    with meter.stage("fetch"):
+        fetched = _fetch_new(session, checks, fetcher, list(hits), end, meter, concurrency, run_id)
+    stored = _relevant(session, report, question, [*earlier, *fetched], cited_sources, search)
+    found = _pooled(session, report, stored, sections)
+    if progress:
+        progress(f"found {len(found)} new pages")
+    return found
+
+
+def _fetched_before(
+    session: Session, run_id: int | None, end: datetime, cited_sources: set[int]
+) -> list[tuple[str, Snapshot]]:
+    """The new pages a resumed run already fetched (no second fetch), oldest first."""
     earlier: list[tuple[str, Snapshot]] = []
     for snap in _run_snapshots(session, run_id).values():
         if snap.change_kind == "new" and snap.as_of == end and snap.source_id not in cited_sources:
             source = session.get(Source, snap.source_id)
             earlier.append((source.url, snap))
     earlier.sort(key=lambda pair: pair[1].id)
+    return earlier
+
+
+def _window_hits(
+    run_search: Callable[[str, int], list[SearchResult]],
+    question: str,
+    sections: Sequence[tuple[str, str, str]],
+    hot_sections: set[str],
+    per_query: int,
+) -> dict[str, SearchResult]:
+    """url → hit, in search order: the probe's, then each facet's (when the probe found
+    window activity) or each hot section's (a question with no facets)."""
     hits: dict[str, SearchResult] = {}
-
-    def run_search(query: str, k: int) -> list[SearchResult]:
-        meter.add("discover", search.name, searches=1)
-        return search.search(query, max_results=k, start_date=start, end_date=end)
-
-    if progress:
-        progress("searching for new evidence")
     for h in run_search(question, per_query * 4):
-        if h.url not in known:
-            hits.setdefault(h.url, h)
+        hits.setdefault(h.url, h)
     facets = facets_of(question)
     if facets and hits:  # window activity: each part of the question on its own
-        for facet in facets:
-            for h in run_search(facet.query, per_query):
-                if h.url not in known:
-                    hits.setdefault(h.url, h)
+        queries = [facet.query for facet in facets]
     elif not facets:
         placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
         activity = Counter(key for key in placed.values() if key)
         busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
         limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
         hot = set(hot_sections) | set(busiest[:limit])
-        for key, heading, _body in sections:
-            if key in hot and heading:
-                for h in run_search(f"{heading} {question}", per_query):
-                    if h.url not in known:
-                        hits.setdefault(h.url, h)
-    if not hits and not earlier:
-        return []
-    checks = SharedChecks(
-        session, fetcher, temporal=temporal, report_id=int(report.id), run_id=run_id, force=force
-    )
-    pooled = {s.url: s for s in session.exec(select(Source).where(col(Source.url).in_(list(hits))))}
-    sources = {url: pooled.get(url) for url in hits}
+        queries = [
+            f"{heading} {question}" for key, heading, _ in sections if key in hot and heading
+        ]
+    else:
+        queries = []
+    for query in queries:
+        for h in run_search(query, per_query):
+            hits.setdefault(h.url, h)
+    return hits
+
+
+def _fetch_new(
+    session: Session,
+    checks: SharedChecks,
+    fetcher: Fetcher,
+    urls: list[str],
+    end: datetime,
+    meter: CostMeter,
+    concurrency: int,
+    run_id: int | None,
+) -> list[tuple[str, Snapshot]]:
+    """Each new page as of ``end`` (through the shared pool), stored, in ``urls``' order.
+    Pages arrive in the order their fetches finish; relevance fuses the search's own
+    order with the semantic score, so they are put back in search order."""
+    pooled = {s.url: s for s in session.exec(select(Source).where(col(Source.url).in_(urls)))}
+    sources = {url: pooled.get(url) for url in urls}
     fetched: list[tuple[str, Snapshot]] = []
-    with meter.stage("fetch"):
-        for url, outcome in looks(
-            checks, fetcher, sources, end, meter, concurrency=concurrency, stage="fetch"
-        ):
-            source, page = sources[url], outcome.page
-            if page is None:
-                if source is not None:
-                    checks.record(source, end, outcome, None)
-                continue
-            source = source or get_or_create_source(session, url, page.title)
-            # a page another report's run read (or a 304 confirmed) is the stored text
-            snap = outcome.snapshot or store_snapshot(
-                session, source, page, as_of=end, run_id=run_id
-            )
-            checks.record(source, end, outcome, snap)
-            fetched.append((url, snap))
-    # pages arrive in the order their fetches finish; relevance fuses the search's own
-    # order with the semantic score, so they are put back in search order first
-    rank = {url: n for n, url in enumerate(hits)}
+    for url, outcome in looks(
+        checks, fetcher, sources, end, meter, concurrency=concurrency, stage="fetch"
+    ):
+        source, page = sources[url], outcome.page
+        if page is None:
+            if source is not None:
+                checks.record(source, end, outcome, None)
+            continue
+        source = source or get_or_create_source(session, url, page.title)
+        # a page another report's run read (or a 304 confirmed) is the stored text
+        snap = outcome.snapshot or store_snapshot(session, source, page, as_of=end, run_id=run_id)
+        checks.record(source, end, outcome, snap)
+        fetched.append((url, snap))
+    rank = {url: n for n, url in enumerate(urls)}
     fetched.sort(key=lambda pair: rank[pair[0]])
-    stored = _relevant(session, report, question, [*earlier, *fetched], cited_sources, search)
+    return fetched
+
+
+def _pooled(
+    session: Session,
+    report: Report,
+    stored: list[tuple[str, Snapshot]],
+    sections: Sequence[tuple[str, str, str]],
+) -> list[Found]:
+    """The report's pool entries (reference numbers) for the pages it may use, most
+    relevant first, each placed in the section it fits."""
     found: list[Found] = []
     placement = _place(
         [(u, snap.title, (snap.content or "")[:4000]) for u, snap in stored], sections, scored=True
@@ -638,8 +685,6 @@ def discover(
         ev = Evidence(entry.marker, source.url, snap.title, snap.content or "", rank=rank)
         found.append(Found(ev, snap, key, score))
     session.flush()
-    if progress:
-        progress(f"found {len(found)} new pages")
     return found
 
 

@@ -18,8 +18,9 @@ from sqlmodel import Session
 from core.claims import claims_of
 from core.costs import CostMeter
 from core.dates import as_utc, day
+from core.discovery import discover
 from core.errors import EvergreenError
-from core.evidence import Checked, Found, discover, pool_summary, refresh
+from core.evidence import Checked, Found, pool_summary, refresh
 from core.models import Report, ReportVersion, SectionProposal, Snapshot, UpdateRun
 from core.overview import DERIVED_KEYS
 from core.prune import SourcePlan, budget_of, plan_sources, words

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from core.costs import CostMeter
+from core.discovery import _place
 from core.draft_check import check_draft
-from core.evidence import Checked, Found, _place
+from core.evidence import Checked, Found
 from core.models import Report, SectionProposal, UpdateRun
 from core.overview import DERIVED_KEYS, derived_sections
 from core.prune import merge_repeats

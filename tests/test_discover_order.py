@@ -16,7 +16,7 @@ import core.evidence
 from core.costs import CostMeter
 from core.dates import as_utc, parse_as_of
 from core.db import session_scope
-from core.evidence import discover
+from core.discovery import discover
 from core.repository import get_report, get_version, sections_of
 from core.sources.registry import providers_for
 from core.workspace import load_sample

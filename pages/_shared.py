@@ -6,7 +6,9 @@ built here escapes its text (``core.views.esc``) before ``st.html`` shows it.
 
 from __future__ import annotations
 
+import runpy
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -18,6 +20,7 @@ from core.labels import run_kind_label, run_status_label
 from core.untrusted import escape_all
 from core.views import esc
 
+APP = Path(__file__).resolve().parents[1] / "app.py"  # the entry point: its navigation
 REPORT_KEY = "eg_report"  # the report the analyst is looking at (all screens)
 RUN_KEY = "eg_run"  # the run being followed or reviewed
 VERSION_KEY = "eg_version"
@@ -89,11 +92,28 @@ ul.eg-claims details summary { cursor: pointer; color: #1d4ed8; font-size: 0.85e
 
 
 def style() -> None:
-    """Wide layout (again: a deep link to a screen otherwise opens narrow) and the app's
+    """Every screen starts here: through the app's own navigation, wide, with the app's
     CSS (a style-only st.html takes no space on the page)."""
+    through_the_app()
     st.set_page_config(layout="wide")
     st.html(f"<style>{CSS}</style>")
     st.session_state[DRAWN_KEY] = st.session_state.get(DRAWN_KEY, 0) + 1
+
+
+def through_the_app() -> None:
+    """Run the screen through ``app.py``'s navigation. Until ``st.navigation`` has run once
+    in the server's process, Streamlit takes a ``pages/`` folder for an old-style page
+    folder: a first visit straight to a screen's address after a restart (a link from a
+    message, a bookmark) ran that screen alone — every file of ``pages/`` in the sidebar,
+    helpers included, no sample loading, no secrets. The old-style mode is switched off
+    and the app is run in its place (in the same run: a click that brought the screen here
+    is not lost)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        runpy.run_path(str(APP), run_name="__main__")  # its navigation runs this screen
+        st.stop()  # the screen has been drawn, through the app
 
 
 def badge_html(text: str, kind: str) -> str:

@@ -138,3 +138,27 @@ def test_no_dead_ends_in_the_reports_screen(browser_page: Page, tmp_path: Path) 
     finally:
         server.close()
 
+
+def test_a_first_visit_straight_to_a_screen_goes_through_the_app(
+    chromium: Browser, tmp_path: Path
+) -> None:
+    """A link to a run (as the app's messages give) opened first thing after the server
+    starts: the screen comes through app.py's navigation — its six screens in the
+    sidebar, not every file of pages/ — and opens the linked run."""
+    home = tmp_path / "ws"
+    home.mkdir()
+    cli(home, "demo")
+    cli(home, "update", "1", "--as-of", "2026-04-15")
+    server = serve(home, tmp_path / "server.log")
+    url = next(server)
+    page = new_page(chromium)
+    try:
+        page.goto(f"{url}/review?report=1&run=2")
+        expect(page.get_by_role("button", name="Commit version")).to_be_visible(timeout=REDRAWN)
+        nav = page.get_by_test_id("stSidebarNav")
+        for screen in ("Reports", "Report", "Review", "Evidence", "History", "Settings"):
+            expect(nav.get_by_role("link", name=re.compile(rf"{screen}$"))).to_be_visible()
+        shown = nav.inner_text().split()
+        assert not {"app", "cards", "costs", "shared"} & set(shown), shown
+    finally:
+        server.close()

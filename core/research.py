@@ -3,7 +3,7 @@ outline → write → version 1. Also used for rebuilds at a later date."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -44,6 +44,40 @@ def preamble(question: str, writer: Writer) -> SectionDoc:
     )
 
 
+@dataclass
+class Research:
+    """One from-scratch run's state: what it starts from and what each step found."""
+
+    session: Session
+    report: Report
+    run: UpdateRun
+    meter: CostMeter
+    providers: Providers
+    writer: Writer
+    as_of: datetime
+    cfg: ReportSettings
+    facets: list[Any] = field(default_factory=list)  # the question's parts, if it names them
+    ranked: dict[str, tuple[int, SearchResult]] = field(default_factory=dict)  # best position
+    per_query: list[list[str]] = field(default_factory=list)  # each query's hits, in order
+    evidence: dict[str, Evidence] = field(default_factory=dict)  # url → pooled page
+    chosen: list[str] = field(default_factory=list)  # the pages the report starts from
+    outline: list[Any] = field(default_factory=list)
+    per_section: list[list[Evidence]] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+
+    @property
+    def question(self) -> str:
+        return self.report.query
+
+    def search(self, query: str, k: int) -> list[SearchResult]:
+        search = self.providers.search
+        self.meter.add("search", search.name, searches=1)
+        return search.search(query, max_results=k, end_date=self.as_of)
+
+    def progress(self, text: str) -> None:
+        checkpoint(self.session, self.run, text, self.meter)
+
+
 def research(
     session: Session,
     report: Report,
@@ -53,113 +87,139 @@ def research(
     writer: Writer,
     as_of: datetime,
 ) -> dict[str, Any]:
-    cfg = settings_of(report.settings)
-    question = report.query
-    search = providers.search
+    """Plan and search, choose the pages, outline (with a search per section), write,
+    then commit version 1."""
+    r = Research(
+        session, report, run, meter, providers, writer, as_of, settings_of(report.settings)
+    )
+    r.facets = list(facets_of(r.question))
+    _search(r)
+    relevance, floor = _choose(r)
+    _outline(r, relevance, floor)
+    return _write_and_commit(r, relevance)
 
-    def run_search(query: str, k: int) -> list[SearchResult]:
-        meter.add("search", search.name, searches=1)
-        return search.search(query, max_results=k, end_date=as_of)
 
-    facets = facets_of(question)
-    if facets:  # each part of the question is searched for on its own
-        queries = [question, *(f.query for f in facets)]
+def _search(r: Research) -> None:
+    """The question's facets (or the writer's planned queries), each searched as of the
+    run's date; each page keeps its best position in any query's results."""
+    question, cfg, writer = r.question, r.cfg, r.writer
+    if r.facets:  # each part of the question is searched for on its own
+        queries = [question, *(f.query for f in r.facets)]
     else:
         queries = call_writer(
-            meter, "plan", writer.name, lambda: writer.plan_queries(question, cfg.queries)
+            r.meter, "plan", writer.name, lambda: writer.plan_queries(question, cfg.queries)
         )
-    ranked: dict[str, tuple[int, SearchResult]] = {}
-    per_query: list[list[str]] = []
-    checkpoint(session, run, f"searching ({len(queries)} queries)", meter)
-    with meter.stage("search"):
+    r.progress(f"searching ({len(queries)} queries)")
+    with r.meter.stage("search"):
         for query in queries:
-            hits = run_search(query, cfg.results_per_query)
-            per_query.append([h.url for h in hits])
+            hits = r.search(query, cfg.results_per_query)
+            r.per_query.append([h.url for h in hits])
             for pos, hit in enumerate(hits):
-                if hit.url not in ranked or pos < ranked[hit.url][0]:
-                    ranked[hit.url] = (pos, hit)
-    if not ranked:
+                if hit.url not in r.ranked or pos < r.ranked[hit.url][0]:
+                    r.ranked[hit.url] = (pos, hit)
+    if not r.ranked:
         raise EvergreenError(
-            f"No search hits for this question as of {day(as_of)} in {report.source!r}; "
+            f"No search hits for this question as of {day(r.as_of)} in {r.report.source!r}; "
             "try broader wording, another source or a later date."
         )
+
+
+def _choose(r: Research) -> tuple[Relevance, float]:
+    """The pages the report starts from: fetched, scored against the question and each
+    facet, chosen within the budget, pooled. Returns the relevance and the bar a page
+    found for one section must reach."""
+    ranked, cfg = r.ranked, r.cfg
     order = sorted(ranked, key=lambda u: (ranked[u][0], u))
-    checkpoint(session, run, f"fetching {len(order)} pages", meter)
-    pages = _fetch(meter, providers, order, as_of, cfg)
+    r.progress(f"fetching {len(order)} pages")
+    pages = _fetch(r.meter, r.providers, order, r.as_of, cfg)
     if not pages:
         raise EvergreenError(f"None of the {len(order)} pages found could be fetched.")
-    relevance = Relevance(question, providers.search)
+    relevance = Relevance(r.question, r.providers.search)
     scores, per_facet = relevance.facet_scores(
-        {u: (p.title, p.content) for u, p in pages.items()}, [f.query for f in facets]
+        {u: (p.title, p.content) for u, p in pages.items()}, [f.query for f in r.facets]
     )
     budget = budget_of(cfg.model_dump())
     limit = cfg.results_per_query * 2
     if budget.sources > 0:  # a first report is born within its budget
         limit = min(limit, budget.sources)
     chosen = first_choice({u: ranked[u][0] for u in pages}, scores, limit=limit)
-    if facets:
-        chosen = facet_choice(per_query[1:], per_facet, scores, chosen, limit)
+    if r.facets:
+        chosen = facet_choice(r.per_query[1:], per_facet, scores, chosen, limit)
     if not chosen:
         raise EvergreenError(
-            f"None of the {len(pages)} pages found is about the question as of {day(as_of)}; "
-            "try other wording, another source or a later date."
+            f"None of the {len(pages)} pages found is about the question as of "
+            f"{day(r.as_of)}; try other wording, another source or a later date."
         )
-    evidence = _pool(session, report, run, {u: pages[u] for u in chosen}, as_of)
-    floor = choice_floor(scores, len(pages), limit)  # section-level pages: the same bar
-    facing = assign(chosen, per_facet)
-    outline = call_writer(
-        meter,
+    r.chosen = chosen
+    r.evidence = _pool(r.session, r.report, r.run, {u: pages[u] for u in chosen}, r.as_of)
+    r.outline = _planned_outline(r, assign(chosen, per_facet))
+    return relevance, choice_floor(scores, len(pages), limit)  # section pages: the same bar
+
+
+def _planned_outline(r: Research, facing: dict[str, int]) -> list[Any]:
+    writer, evidence = r.writer, r.evidence
+    return call_writer(
+        r.meter,
         "outline",
         writer.name,
         lambda: writer.propose_outline(
-            question,
+            r.question,
             list(evidence.values()),
-            cfg.max_sections,
+            r.cfg.max_sections,
             [
-                replace(f, markers=tuple(evidence[u].marker for u in chosen if facing.get(u) == i))
-                for i, f in enumerate(facets)
+                replace(
+                    f, markers=tuple(evidence[u].marker for u in r.chosen if facing.get(u) == i)
+                )
+                for i, f in enumerate(r.facets)
             ],
         ),
     )
-    searched = {f.name.casefold() for f in facets}
-    # Section-level retrieval, as a good from-scratch pipeline does (STORM-style); a
-    # section that is one of the question's facets was searched for already.
-    per_section: list[list[Evidence]] = []
-    with meter.stage("search"):
-        for item in outline:
+
+
+def _outline(r: Research, relevance: Relevance, floor: float) -> None:
+    """Section-level retrieval, as a good from-scratch pipeline does (STORM-style): each
+    section not one of the question's facets (searched for already) gets a search of its
+    own; what it finds and is about the question joins the pool."""
+    searched = {f.name.casefold() for f in r.facets}
+    evidence, cfg = r.evidence, r.cfg
+    with r.meter.stage("search"):
+        for item in r.outline:
             by_marker = {e.marker: e for e in evidence.values()}
             if item.heading.casefold() in searched:
-                per_section.append([by_marker[m] for m in item.markers])
+                r.per_section.append([by_marker[m] for m in item.markers])
                 continue
             extra = [
                 h.url
-                for h in run_search(f"{item.heading} {question}", cfg.section_results)
+                for h in r.search(f"{item.heading} {r.question}", cfg.section_results)
                 if h.url not in evidence
             ]
-            got = _fetch(meter, providers, extra, as_of, cfg)
+            got = _fetch(r.meter, r.providers, extra, r.as_of, cfg)
             fits = relevance.page_scores({u: (p.title, p.content) for u, p in got.items()})
             found = _pool(
-                session,
-                report,
-                run,
+                r.session,
+                r.report,
+                r.run,
                 {u: p for u, p in got.items() if fits[u] >= floor},
-                as_of,
+                r.as_of,
                 len(evidence),
             )
             evidence.update(found)
             by_marker = {e.marker: e for e in evidence.values()}
-            per_section.append([by_marker[m] for m in item.markers] + list(found.values()))
+            r.per_section.append([by_marker[m] for m in item.markers] + list(found.values()))
+
+
+def _drafts(r: Research) -> list[SectionDraft]:
+    """The preamble and one draft per outlined section the writer could write."""
     # the overview and key-facts sections own their keys: a writer's "Overview" is another
-    keys = make_section_keys([*DERIVED_HEADINGS, *(item.heading for item in outline)])[
-        len(DERIVED_HEADINGS) :
-    ]
+    headings = [*DERIVED_HEADINGS, *(item.heading for item in r.outline)]
+    keys = make_section_keys(headings)[len(DERIVED_HEADINGS) :]
+    writer, question = r.writer, r.question
     drafts = [SectionDraft(preamble(question, writer), "new")]
-    flags: list[str] = []
-    for n, (key, item, bundle) in enumerate(zip(keys, outline, per_section, strict=True)):
-        checkpoint(session, run, f"writing section {n + 1}/{len(outline)}", meter)
+    for n, (key, item, bundle) in enumerate(zip(keys, r.outline, r.per_section, strict=True)):
+        r.progress(f"writing section {n + 1}/{len(r.outline)}")
         try:
             draft = call_writer(
-                meter,
+                r.meter,
                 "write",
                 writer.name,
                 lambda item=item, bundle=bundle: writer.write_section(
@@ -168,31 +228,35 @@ def research(
             )
         except (WriterFailed, BudgetExceeded) as exc:
             label = "writer failed" if isinstance(exc, WriterFailed) else "budget exhausted"
-            flags.append(f"section {item.heading!r} left out: {label}: {exc}")
+            r.flags.append(f"section {item.heading!r} left out: {label}: {exc}")
             continue
-        flags.extend(f"{item.heading}: {note}" for note in draft.notes)
+        r.flags.extend(f"{item.heading}: {note}" for note in draft.notes)
         if draft.body.strip():
-            drafts.append(
-                SectionDraft(
-                    SectionDoc(key, item.heading, item.level, draft.body), quotes=draft.quotes
-                )
-            )
+            doc = SectionDoc(key, item.heading, item.level, draft.body)
+            drafts.append(SectionDraft(doc, quotes=draft.quotes))
     if len(drafts) == 1:
         raise EvergreenError(
-            "No section could be written: " + ("; ".join(flags) or "the sources gave no text")
+            "No section could be written: " + ("; ".join(r.flags) or "the sources gave no text")
         )
-    pages = {e.marker: (e.title, e.content) for e in evidence.values()}
-    drafts = _tidy(drafts, pages, relevance, budget)
+    return drafts
+
+
+def _write_and_commit(r: Research, relevance: Relevance) -> dict[str, Any]:
+    """The sections written and tidied, the overview and key facts built from them, and
+    version 1 committed."""
+    session, report, run = r.session, r.report, r.run
+    pages = {e.marker: (e.title, e.content) for e in r.evidence.values()}
+    drafts = _tidy(_drafts(r), pages, relevance, budget_of(r.cfg.model_dump()))
     top = derived_sections(
         [d.doc for d in drafts],
         pages,
-        lambda heading: Relevance(f"{heading}: {question}", providers.search).scores,
+        lambda heading: Relevance(f"{heading}: {r.question}", r.providers.search).scores,
     )
     drafts[1:1] = [SectionDraft(doc, "new") for doc in top]
-    run.summary = {**run.summary, "flags": flags}
-    markers = pool_snapshots(session, report.id, as_of)
+    run.summary = {**run.summary, "flags": r.flags}
+    markers = pool_snapshots(session, report.id, r.as_of)
     version = commit_version(
-        session, report, title=report.title, drafts=drafts, as_of=as_of, markers=markers, run=run
+        session, report, title=report.title, drafts=drafts, as_of=r.as_of, markers=markers, run=run
     )
     counts = version.metrics["claims"]
     if counts["unsupported"]:

@@ -145,6 +145,51 @@ def import_report(
     EvergreenError for an as-of after today or bad Markdown. Nothing is written then."""
     query = clean_question(query)
     as_of = check_as_of(as_of)
+    doc = _checked_markdown(text, default_title)
+    if refuse_duplicate:
+        _refuse_duplicate(session, text)
+    when = as_of or utcnow()
+    report = Report(title=clean_title(doc.title), query=query, source=source)
+    session.add(report)
+    session.flush()
+    run = UpdateRun(
+        report_id=report.id,
+        kind=RunKind.IMPORT,
+        as_of=when,
+        status=RunStatus.COMMITTED,
+        summary={HASH_KEY: markdown_hash(text)},
+    )
+    session.add(run)
+    session.flush()
+    pages = _resolve(doc, source, when)
+    markers, untracked = _reference_snapshots(session, report, run, doc, pages, when)
+    cited = {m for s in doc.sections for m in s.markers}
+    drafts = [SectionDraft(doc=s, status=SectionStatus.NEW) for s in doc.sections]
+    version = commit_version(
+        session, report, title=report.title, drafts=drafts, as_of=when, markers=markers, run=run
+    )
+    run.finished_at = utcnow()
+    session.add(run)
+    claims = claims_of_version(session, version.id)
+    temporal = SourceSpec.parse(source).temporal
+    return report, {
+        "report_id": report.id,
+        "version": version.number,
+        "sections": len(doc.sections),
+        "references": len(doc.references),
+        "uncited_references": sorted(set(markers) - cited),
+        "untracked_references": untracked,
+        "claims": claim_counts(claim.state for _section, claim in claims),
+        "unsupported_claims": _unsupported(claims),
+        "unresolved_references": sorted(
+            m for m in markers if m not in pages and m in cited and temporal
+        ),
+    }
+
+
+def _checked_markdown(text: str, default_title: str) -> ReportDoc:
+    """The report parsed, refused with one line when too big, too many sections or with a
+    reference Evergreen cannot check (not a web address)."""
     _check_size(len(text.encode("utf-8", "surrogatepass")), "The Markdown file")
     doc: ReportDoc = parse_markdown(text, default_title=default_title)
     if len(doc.sections) > MAX_SECTIONS:
@@ -164,24 +209,21 @@ def import_report(
             f"{what} {', '.join(bad)}: not a web address; only http(s) references (or "
             "local:// corpus pages) can be imported and checked. Fix or remove them."
         )
-    if refuse_duplicate:
-        _refuse_duplicate(session, text)
-    when = as_of or utcnow()
-    report = Report(title=clean_title(doc.title), query=query, source=source)
-    session.add(report)
-    session.flush()
-    run = UpdateRun(
-        report_id=report.id,
-        kind=RunKind.IMPORT,
-        as_of=when,
-        status=RunStatus.COMMITTED,
-        summary={HASH_KEY: markdown_hash(text)},
-    )
-    session.add(run)
-    session.flush()
+    return doc
+
+
+def _reference_snapshots(
+    session: Session,
+    report: Report,
+    run: UpdateRun,
+    doc: ReportDoc,
+    pages: dict[int, FetchedPage],
+    when: datetime,
+) -> tuple[dict[int, int], list[int]]:
+    """A pool entry and an imported snapshot per reference with an address (marker →
+    snapshot id), and the markers of those without one (a book, a paper: untracked)."""
     markers: dict[int, int] = {}
     untracked: list[int] = []
-    pages = _resolve(doc, source, when)
     for ref in doc.references:
         if not ref.url:  # a book or a paper with no address: nothing Evergreen can re-check
             untracked.append(ref.marker)
@@ -205,16 +247,12 @@ def import_report(
         session.add(snap)
         session.flush()
         markers[ref.marker] = snap.id
-    cited = {m for s in doc.sections for m in s.markers}
-    drafts = [SectionDraft(doc=s, status=SectionStatus.NEW) for s in doc.sections]
-    version = commit_version(
-        session, report, title=report.title, drafts=drafts, as_of=when, markers=markers, run=run
-    )
-    run.finished_at = utcnow()
-    session.add(run)
-    uncited = sorted(set(markers) - cited)
-    claims = claims_of_version(session, version.id)
-    unsupported = [
+    return markers, untracked
+
+
+def _unsupported(claims: list[tuple[Any, Any]]) -> list[dict[str, Any]]:
+    """Each imported sentence whose cited page does not say it, with what is missing."""
+    return [
         {
             "section": section.heading,
             "marker": claim.marker,
@@ -224,20 +262,6 @@ def import_report(
         for section, claim in claims
         if claim.state == ClaimState.UNSUPPORTED
     ]
-    temporal = SourceSpec.parse(source).temporal
-    return report, {
-        "report_id": report.id,
-        "version": version.number,
-        "sections": len(doc.sections),
-        "references": len(doc.references),
-        "uncited_references": uncited,
-        "untracked_references": untracked,
-        "claims": claim_counts(claim.state for _section, claim in claims),
-        "unsupported_claims": unsupported,
-        "unresolved_references": sorted(
-            m for m in markers if m not in pages and m in cited and temporal
-        ),
-    }
 
 
 def _resolve(doc: ReportDoc, source: str, when: datetime) -> dict[int, FetchedPage]:

@@ -688,6 +688,44 @@ def parse_markdown(text: str, *, default_title: str = "Untitled report") -> Repo
         return ReportDoc(title=fm_title, sections=[], references=[])
 
     n = len(lines)
+    covered, opaque, headings = _blocks(lines)
+    title, raw = _outline(lines, headings)
+    if title is None:
+        title = fm_title or _heading_text(default_title)
+    references: list[RefEntry] = []
+    last = raw[-1]
+    if last.level >= 1 and _is_reference_heading(last.heading):
+        parsed = _parse_reference_list(lines[last.start : last.end])
+        if parsed is not None:
+            references = parsed
+            raw.pop()
+    limit = raw[-1].end if raw else 0
+    citations, removed = _citations(lines[:limit], covered, references, n)
+    sections: list[tuple[str, int, str]] = []
+    for sec in raw:
+        idxs = [i for i in range(sec.start, sec.end) if not removed[i]]
+        body_lines = [lines[i] for i in idxs]
+        skip = [bool(opaque[i]) or not covered[i] for i in idxs]
+        body_lines = _strip_blank_edges(citations.convert(body_lines, skip))
+        if sec.level == 0 and not body_lines:
+            continue
+        sections.append((sec.heading, sec.level, "\n".join(body_lines)))
+    keys = make_section_keys([h for h, _, _ in sections])
+    return ReportDoc(
+        title=title,
+        sections=[
+            SectionDoc(key=k, heading=h, level=lv, body=b)
+            for k, (h, lv, b) in zip(keys, sections, strict=True)
+        ],
+        references=[citations.refs[m] for m in sorted(citations.refs)],
+    )
+
+
+def _blocks(lines: list[str]) -> tuple[bytearray, bytearray, list[tuple[int, int, int, str]]]:
+    """markdown-it's block parse of the lines: which lines belong to a top-level block,
+    which are code or raw HTML (never rewritten), and the top-level headings
+    (start, end, level, text)."""
+    n = len(lines)
     tokens: list[Token] = _MD.parse("\n".join(lines), {})
     covered = bytearray(n)  # line belongs to some top-level block
     opaque = bytearray(n)  # code or raw HTML: never rewritten
@@ -702,13 +740,20 @@ def parse_markdown(text: str, *, default_title: str = "Untitled report") -> Repo
                 headings.append((a, b, int(tok.tag[1]), _heading_text(tokens[idx + 1].content)))
         if tok.type in ("fence", "code_block", "html_block"):
             opaque[a:b] = b"\x01" * (b - a)
+    return covered, opaque, headings
 
+
+def _outline(
+    lines: list[str], headings: list[tuple[int, int, int, str]]
+) -> tuple[str | None, list[_RawSection]]:
+    """The title (a level-1 first heading with nothing before it) and the raw sections:
+    the preamble, then one per heading — or one 'Report' section for a text without any."""
+    n = len(lines)
     title: str | None = None
     body_start = 0
     if headings and headings[0][2] == 1 and all(_is_blank(ln) for ln in lines[: headings[0][0]]):
         title, body_start = headings[0][3], headings[0][1]
         headings = headings[1:]
-
     raw: list[_RawSection] = []
     if title is None and not headings:
         raw.append(_RawSection("Report", 2, 0, n))
@@ -717,23 +762,18 @@ def parse_markdown(text: str, *, default_title: str = "Untitled report") -> Repo
         for k, (_, end, level, heading) in enumerate(headings):
             nxt = headings[k + 1][0] if k + 1 < len(headings) else n
             raw.append(_RawSection(heading, level, end, nxt))
-    if title is None:
-        title = fm_title or _heading_text(default_title)
+    return title, raw
 
-    references: list[RefEntry] = []
-    last = raw[-1]
-    if last.level >= 1 and _is_reference_heading(last.heading):
-        parsed = _parse_reference_list(lines[last.start : last.end])
-        if parsed is not None:
-            references = parsed
-            raw.pop()
 
-    # Link reference definitions (top level, outside a parsed reference list).
-    limit = raw[-1].end if raw else 0
+def _citations(
+    lines: list[str], covered: bytearray, references: list[RefEntry], n: int
+) -> tuple[_Citations, bytearray]:
+    """Link reference definitions (top level, outside a parsed reference list): a numeric
+    one becomes that reference and its lines go; the others serve reference links."""
     removed = bytearray(n)
     labels: dict[str, _Definition] = {}
     citations = _Citations(references, labels)
-    for definition in _parse_definitions(lines[:limit], covered):
+    for definition in _parse_definitions(lines, covered):
         if definition.label.isdigit():
             marker = int(definition.label)
             for i in definition.lines:
@@ -742,23 +782,4 @@ def parse_markdown(text: str, *, default_title: str = "Untitled report") -> Repo
                 citations.add(RefEntry(marker, definition.url, definition.title or definition.url))
         else:
             labels.setdefault(definition.label, definition)
-
-    sections: list[tuple[str, int, str]] = []
-    for sec in raw:
-        idxs = [i for i in range(sec.start, sec.end) if not removed[i]]
-        body_lines = [lines[i] for i in idxs]
-        skip = [bool(opaque[i]) or not covered[i] for i in idxs]
-        body_lines = _strip_blank_edges(citations.convert(body_lines, skip))
-        if sec.level == 0 and not body_lines:
-            continue
-        sections.append((sec.heading, sec.level, "\n".join(body_lines)))
-
-    keys = make_section_keys([h for h, _, _ in sections])
-    return ReportDoc(
-        title=title,
-        sections=[
-            SectionDoc(key=k, heading=h, level=lv, body=b)
-            for k, (h, lv, b) in zip(keys, sections, strict=True)
-        ],
-        references=[citations.refs[m] for m in sorted(citations.refs)],
-    )
+    return citations, removed

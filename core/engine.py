@@ -33,7 +33,7 @@ from core.report_proposals import (
 from core.report_settings import settings_of
 from core.repository import citations_of, get_version, sections_of
 from core.review import commit_run, proposals_of
-from core.runs import checkpoint
+from core.run_context import RunContext
 from core.section_evidence import check_claims
 from core.section_proposals import TEXT_CHANGES, Drafting, propose_section
 from core.sources.registry import Providers
@@ -42,15 +42,9 @@ from core.writers.base import BudgetExceeded, Writer, WriterFailed
 
 
 @dataclass
-class Update:
+class Update(RunContext):
     """One update run's state: what it starts from, and what each stage found."""
 
-    session: Session
-    report: Report
-    run: UpdateRun
-    meter: CostMeter
-    providers: Providers
-    writer: Writer
     cfg: dict[str, Any]  # the report's settings, every one with its value
     base: ReportVersion  # the version being updated
     sections: list[Any]
@@ -100,9 +94,6 @@ class Update:
     def own(self) -> list[Any]:
         """The sections the writer keeps (the overview and key facts are derived)."""
         return [s for s in self.sections if s.key not in DERIVED_KEYS]
-
-    def progress(self, text: str) -> None:
-        checkpoint(self.session, self.run, text, self.meter)
 
 
 Stage = Callable[[Update], None]

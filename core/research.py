@@ -27,7 +27,8 @@ from core.repository import (
     pool_entry,
     pool_snapshots,
 )
-from core.runs import call_writer, checkpoint, run_work, start_run
+from core.run_context import RunContext
+from core.runs import call_writer, run_work, start_run
 from core.sources.base import FetchedPage, SearchResult
 from core.sources.registry import Providers, providers_for
 from core.states import ChangeKind, RunStatus
@@ -45,15 +46,9 @@ def preamble(question: str, writer: Writer) -> SectionDoc:
 
 
 @dataclass
-class Research:
+class Research(RunContext):
     """One from-scratch run's state: what it starts from and what each step found."""
 
-    session: Session
-    report: Report
-    run: UpdateRun
-    meter: CostMeter
-    providers: Providers
-    writer: Writer
     as_of: datetime
     cfg: ReportSettings
     facets: list[Any] = field(default_factory=list)  # the question's parts, if it names them
@@ -73,9 +68,6 @@ class Research:
         search = self.providers.search
         self.meter.add("search", search.name, searches=1)
         return search.search(query, max_results=k, end_date=self.as_of)
-
-    def progress(self, text: str) -> None:
-        checkpoint(self.session, self.run, text, self.meter)
 
 
 def research(

@@ -7,18 +7,15 @@ Runs (never skips) under CI=true; locally it skips only when Chromium is missing
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from tests.helpers.browser import (
-    ROOT,
     configure_expect,
     new_page,
     open_screen,
     require_chromium,
+    sample_home,
     serve,
 )
 
@@ -30,15 +27,6 @@ from playwright.sync_api import Browser, Locator, Page, expect  # noqa: E402
 ONE_CLICK = 10_000  # ms: a decision shows well within this on a loaded machine, or never
 REDRAWN = 20_000  # ms: the other tab polls every few seconds
 DECISIONS = ("Approve", "Keep as is", "Reject")
-
-
-def cli(home: Path, *args: str) -> None:
-    env = {**os.environ, "EVERGREEN_HOME": str(home), "EVERGREEN_JOBS": "sync"}
-    env.pop("EVERGREEN_DB", None)
-    subprocess.run(
-        [sys.executable, "-m", "core.cli", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
 
 
 def decisions(page: Page, name: str) -> Locator:
@@ -70,10 +58,7 @@ def decide_once(button: Locator) -> None:
 
 
 def test_every_decision_in_a_second_tab_takes_one_click(chromium: Browser, tmp_path: Path) -> None:
-    home = tmp_path / "ws"
-    home.mkdir()
-    cli(home, "demo")
-    cli(home, "update", "1", "--as-of", "2026-04-15")
+    home = sample_home(tmp_path, awaiting_review=True)
     server = serve(home, tmp_path / "server.log")
     url = next(server)
     a, b = new_page(chromium), new_page(chromium)

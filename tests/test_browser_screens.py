@@ -8,19 +8,18 @@ Runs (never skips) under CI=true; locally it skips only when Chromium is missing
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.helpers.browser import (
     ROOT,
     click_until_disabled,
     configure_expect,
+    evergreen,
     new_page,
     open_screen,
     require_chromium,
+    sample_home,
     serve,
     settle,
 )
@@ -35,15 +34,6 @@ INTERNAL = re.compile(r"awaiting_review|\bNone\b|snapshot_id|change_kind")
 REDRAWN = 20_000  # ms: a screen polls every few seconds; allow for a loaded machine
 
 
-def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "EVERGREEN_HOME": str(home), "EVERGREEN_JOBS": "sync"}
-    env.pop("EVERGREEN_DB", None)
-    return subprocess.run(
-        [sys.executable, "-m", "core.cli", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-
-
 def visible_text(page: Page) -> str:
     return page.locator("section.main, [data-testid='stMain']").first.inner_text()
 
@@ -51,9 +41,7 @@ def visible_text(page: Page) -> str:
 def test_other_tabs_and_the_cli_are_reflected_without_a_reload(
     chromium: Browser, tmp_path: Path
 ) -> None:
-    home = tmp_path / "ws"
-    home.mkdir()
-    cli(home, "demo")
+    home = sample_home(tmp_path)
     server = serve(home, tmp_path / "server.log")
     url = next(server)
     a, b = new_page(chromium), new_page(chromium)
@@ -62,7 +50,7 @@ def test_other_tabs_and_the_cli_are_reflected_without_a_reload(
         expect(a.get_by_role("button", name="Update now")).to_be_visible()
         settle(a)
         # An update started from the command line: tab A shows it, unreloaded.
-        cli(home, "update", "1", "--as-of", "2026-04-15")
+        evergreen(home, "update", "1", "--as-of", "2026-04-15")
         review_run = a.get_by_role("button", name=re.compile(r"^Review run \d+$"))
         expect(review_run).to_be_visible(timeout=REDRAWN)
         expect(a.get_by_role("button", name="Update now")).to_have_count(0)
@@ -145,10 +133,7 @@ def test_a_first_visit_straight_to_a_screen_goes_through_the_app(
     """A link to a run (as the app's messages give) opened first thing after the server
     starts: the screen comes through app.py's navigation — its six screens in the
     sidebar, not every file of pages/ — and opens the linked run."""
-    home = tmp_path / "ws"
-    home.mkdir()
-    cli(home, "demo")
-    cli(home, "update", "1", "--as-of", "2026-04-15")
+    home = sample_home(tmp_path, awaiting_review=True)
     server = serve(home, tmp_path / "server.log")
     url = next(server)
     page = new_page(chromium)

@@ -42,6 +42,27 @@ def configure_expect() -> None:
     expect.set_options(timeout=30_000)
 
 
+def evergreen(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI on ``home``'s workspace (runs finish before it returns)."""
+    env = {**os.environ, "EVERGREEN_HOME": str(home), "EVERGREEN_JOBS": "sync"}
+    env.pop("EVERGREEN_DB", None)
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+
+
+def sample_home(tmp_path: Path, *, awaiting_review: bool = False) -> Path:
+    """A workspace holding the sample; with ``awaiting_review``, its first update (to
+    2026-04-15) waits for review."""
+    home = tmp_path / "ws"
+    home.mkdir()
+    evergreen(home, "demo")
+    if awaiting_review:
+        evergreen(home, "update", "1", "--as-of", "2026-04-15")
+    return home
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from core import config
+from core.cli_results import typed
 from core.errors import EvergreenError, RunBusyError
 from core.report_settings import WRITERS, ReportSettings
 from core.states import RunKind, RunStatus
@@ -249,7 +250,7 @@ def import_report_cmd(
     except DuplicateImportError as exc:
         raise EvergreenError(f"{exc} Add --allow-duplicate to import a second copy.") from None
     if as_json:
-        _print_json(summary)
+        _print_json(typed("import-report", summary))
         return
     out.print(
         f"Imported report {summary['report_id']}: {summary['sections']} sections, "
@@ -305,7 +306,7 @@ def create_cmd(
         with out.status("Researching …"):
             result = create_report(question, title=title, as_of=when, source=source)
     if as_json:
-        _print_json(result)
+        _print_json(typed("create", result))
         return
     out.print(
         f"Created report {result['report_id']} (version {result['version']}): "
@@ -375,7 +376,7 @@ def update_cmd(
                 report, as_of=when, approve_all=approve_all, force_recheck=force_recheck
             )
     if as_json:
-        _print_json(result)
+        _print_json(typed("update", result))
         return
     acts = ", ".join(f"{v} {k}" for k, v in result["actions"].items() if v)
     ev = ", ".join(f"{v} {k}" for k, v in result["evidence"].items() if v)
@@ -535,7 +536,7 @@ def review_cmd(
         run, approve=approve or [], reject=reject or [], approve_all=approve_all, commit=commit
     )
     if as_json:
-        _print_json(result)
+        _print_json(typed("review", result))
         return
     table = Table("section", "action", "decision", "why")
     for p in result["proposals"]:
@@ -573,7 +574,7 @@ def rebuild_cmd(
         with out.status("Rebuilding from scratch …"):
             result = create_report(spec[2], **options)
     if as_json:
-        _print_json(result)
+        _print_json(typed("rebuild", result))
         return
     out.print(f"Baseline report {result['report_id']} for report {spec[0]} as of {as_of}.")
 
@@ -741,7 +742,7 @@ def resume_cmd(
         with out.status(f"Resuming run {run} …"):
             result = resume_run(run, approve_all=approve_all)
     if as_json:
-        _print_json(result)
+        _print_json(typed("resume", result))
         return
     state = f"committed version {result['version']}" if result["version"] else "awaiting review"
     out.print(f"Run {result['run_id']} resumed: {state}.")

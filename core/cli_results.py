@@ -1,0 +1,163 @@
+"""The ``--json`` contract of the commands that make or change a version — ``create``,
+``rebuild``, ``import-report``, ``update``, ``resume`` and ``review`` — as typed models.
+The CLI prints each result through its model, so a field cannot go missing or change
+type unnoticed, and ``core/cli_results.schema.json`` (written by ``python -m
+core.cli_results``) documents it for scripts; a test keeps the file and the models the
+same."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+SCHEMA_FILE = Path(__file__).resolve().with_suffix(".schema.json")
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Cost(_Result):
+    """What a run spent."""
+
+    llm_calls: int
+    tokens_in: int
+    tokens_out: int
+    searches: int
+    fetches: int
+    seconds: float | None = None
+
+
+class ClaimCounts(_Result):
+    """A version's cited sentences by the state of their anchors."""
+
+    claims: int
+    supported: int
+    unsupported: int
+    unresolved: int
+    stale: int
+
+
+class Continuity(BaseModel):
+    """How much of the previous version the new one keeps (and its claim counts)."""
+
+    model_config = ConfigDict(extra="allow")  # a version's metrics may carry more
+
+    content_rouge_l: float | None = None
+    content_bleu4: float | None = None
+    outline_rouge_l: float | None = None
+    outline_em_f1: float | None = None
+    claims: ClaimCounts | None = None
+
+
+class Created(_Result):
+    """``create`` and ``rebuild``: version 1 of a report researched from scratch."""
+
+    report_id: int
+    version: int
+    sections: int
+    sources: int
+    run_id: int
+    claims: ClaimCounts
+    cost: Cost
+
+
+class UnsupportedClaim(_Result):
+    section: str
+    marker: int
+    sentence: str
+    missing: list[str]
+
+
+class Imported(_Result):
+    """``import-report``: version 1 of a report written elsewhere."""
+
+    report_id: int
+    version: int
+    sections: int
+    references: int
+    uncited_references: list[int]
+    untracked_references: list[int]
+    claims: ClaimCounts
+    unsupported_claims: list[UnsupportedClaim]
+    unresolved_references: list[int]
+
+
+class Updated(_Result):
+    """``update`` and ``resume``: a run and, once committed, its version
+    (``version`` and the counts are null while it awaits review)."""
+
+    report_id: int
+    run_id: int
+    status: str
+    version: int | None
+    actions: dict[str, int]
+    evidence: dict[str, int]
+    cost: Cost
+    writer_calls: int
+    continuity: Continuity | None
+    stale_citations: int | None  # the same number as stale_claims, kept for old scripts
+    stale_claims: int | None
+    claims: ClaimCounts | None
+
+
+class ProposalRow(_Result):
+    key: str
+    heading: str
+    action: str
+    decision: str
+    rationale: str
+
+
+class Reviewed(Updated):
+    """``review``: the run as ``update`` gives it, and each section's proposal."""
+
+    proposals: list[ProposalRow]
+
+
+RESULTS: dict[str, type[BaseModel]] = {
+    "create": Created,
+    "rebuild": Created,
+    "import-report": Imported,
+    "update": Updated,
+    "resume": Updated,
+    "review": Reviewed,
+}
+
+
+def typed(command: str, result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` checked against its command's model, as JSON-ready data (the keys in
+    the order the command gave them)."""
+    model = RESULTS[command].model_validate(result)
+    dumped = model.model_dump(mode="json", exclude_unset=True)
+    return {k: dumped[k] for k in result if k in dumped}
+
+
+def schema() -> dict[str, Any]:
+    """One JSON Schema document with a definition per command's result."""
+    models = dict.fromkeys(RESULTS.values())
+    defs: dict[str, Any] = {}
+    for model in models:
+        one = model.model_json_schema(ref_template="#/$defs/{model}")
+        defs.update(one.pop("$defs", {}))
+        defs[model.__name__] = one
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Evergreen CLI --json results",
+        "description": __doc__.split("\n\n")[0].replace("\n", " "),
+        "commands": {cmd: f"#/$defs/{model.__name__}" for cmd, model in RESULTS.items()},
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def write_schema(path: Path = SCHEMA_FILE) -> Path:
+    path.write_text(json.dumps(schema(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":  # python -m core.cli_results: rewrite the schema file
+    sys.stdout.write(f"{write_schema()}\n")

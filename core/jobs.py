@@ -84,6 +84,17 @@ def _spawn(name: str, target: Any, *args: Any) -> None:
     thread.start()
 
 
+def join_all(timeout: float = 60.0) -> list[str]:
+    """Wait for this process's background run threads to end (at most ``timeout``
+    seconds in all); returns the names of those still running."""
+    deadline = time.monotonic() + timeout
+    with _lock:
+        threads = list(_workers.values())
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [t.name for t in threads if t.is_alive()]
+
+
 def _hand_over(run_id: int, how: str, *, approve_all: bool = False) -> None:
     """Give a registered run to its worker: a job in the queue, or a thread here."""
     if how == "queue":

@@ -39,6 +39,7 @@ def workspace(
     monkeypatch.delenv("EVERGREEN_CORPORA", raising=False)
     if request.param == "sqlite":
         yield home
+        _join_runs()
         return
     admin = os.environ.get(PG_URL_ENV)
     if not admin:
@@ -48,6 +49,16 @@ def workspace(
     with _postgres_database(admin) as url:
         monkeypatch.setenv("EVERGREEN_DB", url)
         yield home
+        _join_runs()  # before the database goes: a run a test left going finishes first
+
+
+def _join_runs() -> None:
+    """Let the background runs a test started end in its own workspace (else one writes
+    to the next test's database, or to a dropped one)."""
+    from core import jobs
+
+    left = jobs.join_all(timeout=120)
+    assert not left, f"background runs still going after the test: {left}"
 
 
 @contextmanager

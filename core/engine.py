@@ -35,9 +35,9 @@ from core.repository import citations_of, get_version, sections_of
 from core.review import commit_run, proposals_of
 from core.run_context import RunContext
 from core.section_evidence import check_claims
-from core.section_proposals import TEXT_CHANGES, Drafting, propose_section
+from core.section_proposals import Drafting, propose_section
 from core.sources.registry import Providers
-from core.states import Action, ChangeKind, RunStatus
+from core.states import TEXT_CHANGES, Action, ChangeKind, RunStatus
 from core.writers.base import BudgetExceeded, Writer, WriterFailed
 
 

@@ -39,7 +39,7 @@ from core.section_evidence import (
     still_stale,
     title_of,
 )
-from core.states import Action, ChangeKind, ClaimOutcome, Decision
+from core.states import TEXT_CHANGES, Action, ChangeKind, ClaimOutcome, Decision
 from core.writers.base import (
     BudgetExceeded,
     ClaimUpdate,
@@ -48,8 +48,6 @@ from core.writers.base import (
     Writer,
     WriterFailed,
 )
-
-TEXT_CHANGES = ("changed", "material", "gone")
 
 
 @dataclass(frozen=True)

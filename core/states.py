@@ -88,6 +88,10 @@ class ChangeKind(StrEnum):
 
 #: the kinds a stored snapshot can have
 SNAPSHOT_KINDS: tuple[ChangeKind, ...] = tuple(k for k in ChangeKind if k is not ChangeKind.ERROR)
+#: the kinds whose text a claim rested on changed (its claims are checked again)
+TEXT_CHANGES: frozenset[ChangeKind] = frozenset(
+    {ChangeKind.CHANGED, ChangeKind.MATERIAL, ChangeKind.GONE}
+)
 
 
 class SectionStatus(StrEnum):

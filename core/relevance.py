@@ -184,7 +184,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
 def collection_centre(source: object) -> Centre | None:
     """The centre of the collection ``source`` searches, or None (the web, a collection
     under CENTRE_MIN_PAGES pages). Its sample's embeddings are stored with the collection
-    (made once per revision of it, about 3 s for 400 pages) and kept for the process."""
+    (made once per revision of it, under 1.5 s for 400 pages) and kept for the process."""
     if not isinstance(source, Collection):
         return None
     return _centre(source, str(source.revision))

@@ -4,6 +4,9 @@ Run it twice, with and without ``--score``; the difference is the cost (the page
 read from a corpus in both runs). From the project root, in a workspace with the corpus:
 
     EVERGREEN_HOME=WS python scripts/relevance_cost.py --corpus peps --pages 40 --score
+
+With ``--centre`` it times the corpus's centre instead (``core.relevance.Centre``): making
+its sample (the stored one is deleted first) and reading it back in a fresh process cache.
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--question", default="How is static typing in Python evolving?")
     parser.add_argument("--score", action="store_true")
+    parser.add_argument("--centre", action="store_true")
     args = parser.parse_args()
     corpus = Corpus.open(args.corpus)
+    if args.centre:
+        return centre_cost(corpus)
     when = parse_as_of("2025-12-31")
     hits = corpus.search(args.question, max_results=args.pages, end_date=when)
     pages = {h.url: corpus.fetch(h.url, when) for h in hits}
@@ -38,6 +44,23 @@ def main() -> int:
         print(f"scored {len(scores)} pages; best {max(scores.values()):.3f}")
     else:
         print(f"read {len(pages)} pages")
+    return 0
+
+
+def centre_cost(corpus: Corpus) -> int:
+    import time
+
+    import core.relevance as relevance
+
+    relevance._model()  # the model's load is not the centre's cost
+    key = f"relevance-sample:{relevance.MODEL_ID}:{relevance.CENTRE_SAMPLE}"
+    corpus.remember(key, "")  # no stored sample: it is made again
+    for what in ("made", "read back"):
+        relevance._CENTRES.clear()
+        cpu, wall = time.process_time(), time.perf_counter()
+        relevance.collection_centre(corpus)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        print(f"sample {what}: {cpu:.3f} s CPU, {wall:.3f} s wall")
     return 0
 
 

@@ -15,7 +15,7 @@ from sqlmodel import Session, col, select
 from core.checks import SharedChecks
 from core.costs import CostMeter
 from core.dates import utcnow
-from core.evidence import Found, Progress, _run_snapshots, looks, store_snapshot
+from core.evidence import Found, Progress, looks, run_snapshots, store_snapshot
 from core.facets import facets_of
 from core.models import PoolEntry, Report, Snapshot, Source
 from core.relevance import Relevance, floor_for, fuse
@@ -92,7 +92,7 @@ def _fetched_before(
 ) -> list[tuple[str, Snapshot]]:
     """The new pages a resumed run already fetched (no second fetch), oldest first."""
     earlier: list[tuple[str, Snapshot]] = []
-    for snap in _run_snapshots(session, run_id).values():
+    for snap in run_snapshots(session, run_id).values():
         if snap.change_kind == "new" and snap.as_of == end and snap.source_id not in cited_sources:
             source = session.get(Source, snap.source_id)
             earlier.append((source.url, snap))
@@ -116,7 +116,7 @@ def _window_hits(
     if facets and hits:  # window activity: each part of the question on its own
         queries = [facet.query for facet in facets]
     elif not facets:
-        placed = _place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
+        placed = place_pages([(h.url, h.title, h.snippet) for h in hits.values()], sections)
         activity = Counter(key for key in placed.values() if key)
         busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
         limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
@@ -175,7 +175,7 @@ def _pooled(
     """The report's pool entries (reference numbers) for the pages it may use, most
     relevant first, each placed in the section it fits."""
     found: list[Found] = []
-    placement = _place(
+    placement = place_pages(
         [(u, snap.title, (snap.content or "")[:4000]) for u, snap in stored], sections, scored=True
     )
     for rank, (url, snap) in enumerate(stored):
@@ -230,7 +230,7 @@ HOT_MIN = 2  # new pages the question-level probe must place in a section to sea
 HOT_SHARE = 1 / 3  # at most this share of sections gets a follow-up search, busiest first
 
 
-def _place(
+def place_pages(
     docs: Sequence[tuple[str, str, str]],
     sections: Sequence[tuple[str, str, str]],
     *,

@@ -207,7 +207,7 @@ def fetch_stream(
             yield futures[future], future.result()
 
 
-def _run_snapshots(session: Session, run_id: int | None) -> dict[tuple[int, str], Snapshot]:
+def run_snapshots(session: Session, run_id: int | None) -> dict[tuple[int, str], Snapshot]:
     """What this run already fetched (by source and as-of), for a resumed run."""
     if run_id is None:
         return {}
@@ -368,7 +368,7 @@ class _Refresh:
         self.seen: dict[str, str] = (
             dict((self.run.summary or {}).get("refreshed", {})) if self.run else {}
         )
-        self.reuse = _run_snapshots(session, run_id)
+        self.reuse = run_snapshots(session, run_id)
         self.sources = {m: session.get(Source, snap.source_id) for m, snap in cited.items()}
         self.results: dict[int, Checked] = {}
         if resolve_at is not None:  # a resumed run: what it already resolved stays resolved

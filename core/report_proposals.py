@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.costs import CostMeter
-from core.discovery import _place
+from core.discovery import place_pages
 from core.draft_check import check_draft
 from core.evidence import Checked, Found
 from core.models import Report, SectionProposal, UpdateRun
@@ -203,7 +203,7 @@ def _derived_proposal(
 def orphan_target(orphan: Found, sections: list[Any]) -> str | None:
     """The section a single unplaced page fits best, if it fits any at all."""
     ev = orphan.evidence
-    placed = _place(
+    placed = place_pages(
         [(ev.url, ev.title, ev.content[:4000])],
         [(s.key, s.heading, s.body) for s in sections],
         scored=True,

@@ -2,6 +2,10 @@
 
 Every command turns an EvergreenError into one line on stderr and exit code 1;
 JSON output (``--json``) is a stable contract for scripts and cron jobs.
+
+A command does its work through :mod:`core.actions` (the layer the app calls too) and
+:mod:`core.jobs` (runs on workers), imported when the command runs: loading the core takes
+seconds, and ``--help`` or a usage error should not wait for it.
 """
 
 from __future__ import annotations
@@ -18,10 +22,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from core import config
-from core.cli_results import typed
+from core.cli_results import Created, Updated, as_json_data
 from core.errors import EvergreenError, RunBusyError
 from core.report_settings import WRITERS, ReportSettings
-from core.states import RunKind, RunStatus
+from core.states import RunKind
 
 _TAU = ReportSettings.bounds("tau")
 
@@ -229,43 +233,37 @@ def import_report_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Import an existing Markdown report as version 1 of a new tracked report."""
-    from core.db import session_scope
-    from core.importer import DuplicateImportError, import_report, read_markdown_file
-    from core.services import check_source
+    from core import actions  # lazy: see the module docstring
+    from core.importer import DuplicateImportError, read_markdown_file
 
     text = read_markdown_file(file)
-    when = _as_of(as_of)
-    source = check_source(source)
     try:
-        with session_scope() as session:
-            _report, summary = import_report(
-                session,
-                text,
-                query=query,
-                as_of=when,
-                source=source,
-                default_title=file.stem.replace("-", " ").replace("_", " ").strip() or "Imported",
-                refuse_duplicate=not allow_duplicate,
-            )
+        summary = actions.import_markdown(
+            text,
+            query=query,
+            as_of=_as_of(as_of),
+            source=source,
+            default_title=actions.title_from_file_name(file.name) or "Imported",
+            allow_duplicate=allow_duplicate,
+        )
     except DuplicateImportError as exc:
         raise EvergreenError(f"{exc} Add --allow-duplicate to import a second copy.") from None
     if as_json:
-        _print_json(typed("import-report", summary))
+        _print_json(as_json_data(summary))
         return
     out.print(
-        f"Imported report {summary['report_id']}: {summary['sections']} sections, "
-        f"{summary['references']} references."
+        f"Imported report {summary.report_id}: {summary.sections} sections, "
+        f"{summary.references} references."
     )
-    if summary["uncited_references"]:
+    if summary.uncited_references:
         err.print(
-            f"note: references never cited in the text were dropped: "
-            f"{summary['uncited_references']}",
+            f"note: references never cited in the text were dropped: {summary.uncited_references}",
             markup=False,
         )
-    if summary["untracked_references"]:
+    if summary.untracked_references:
         err.print(
             "note: references without a web address stay as plain text (nothing to re-check): "
-            f"{summary['untracked_references']}",
+            f"{summary.untracked_references}",
             markup=False,
         )
 
@@ -278,12 +276,9 @@ def export_cmd(
     version: Annotated[int | None, typer.Option("--version", "-v")] = None,
 ) -> None:
     """Export a version to Markdown or PDF."""
-    from core.db import session_scope
-    from core.export import export_version
-    from core.repository import get_report
+    from core import actions  # lazy: see the module docstring
 
-    with session_scope() as session:
-        path = export_version(session, get_report(session, report), output, fmt=fmt, number=version)
+    path = actions.export(report, output, fmt=fmt, version=version)
     out.print(f"Wrote {path}")
 
 
@@ -297,21 +292,21 @@ def create_cmd(
 ) -> None:
     """Research a new report from scratch and commit version 1 (on PostgreSQL with a
     worker running: the worker does it, this command watches)."""
-    from core.research import create_report
+    from core import actions  # lazy: see the module docstring
 
     when = _as_of(as_of)
     if _queued():
         result = _create_on_worker(question, title=title, as_of=when, source=source)
     else:
         with out.status("Researching …"):
-            result = create_report(question, title=title, as_of=when, source=source)
+            result = actions.create(question, title=title, as_of=when, source=source)
     if as_json:
-        _print_json(typed("create", result))
+        _print_json(as_json_data(result))
         return
     out.print(
-        f"Created report {result['report_id']} (version {result['version']}): "
-        f"{result['sections']} sections citing {result['sources']} sources; "
-        f"{result['cost']['searches']} searches, {result['cost']['fetches']} fetches."
+        f"Created report {result.report_id} (version {result.version}): "
+        f"{result.sections} sections citing {result.sources} sources; "
+        f"{result.cost.searches} searches, {result.cost.fetches} fetches."
     )
 
 
@@ -348,7 +343,7 @@ def update_cmd(
     """Refresh evidence, look for what is new, and propose section changes (on PostgreSQL
     with a worker running: the workers do the runs; --due and --all queue them). A page
     another report's update checked recently is not fetched again (--force-recheck)."""
-    from core.update import update_report
+    from core import actions  # lazy: see the module docstring
 
     if due or every:
         flag = "--due" if due else "--all"
@@ -372,19 +367,20 @@ def update_cmd(
         )
     else:
         with out.status("Updating …"):
-            result = update_report(
+            result = actions.update(
                 report, as_of=when, approve_all=approve_all, force_recheck=force_recheck
             )
     if as_json:
-        _print_json(typed("update", result))
+        _print_json(as_json_data(result))
         return
-    acts = ", ".join(f"{v} {k}" for k, v in result["actions"].items() if v)
-    ev = ", ".join(f"{v} {k}" for k, v in result["evidence"].items() if v)
-    out.print(f"Run {result['run_id']}: {acts}. Evidence: {ev}.")
-    if result["version"]:
-        out.print(f"Committed version {result['version']}; continuity {result['continuity']}.")
+    acts = ", ".join(f"{v} {k}" for k, v in result.actions.items() if v)
+    ev = ", ".join(f"{v} {k}" for k, v in result.evidence.items() if v)
+    out.print(f"Run {result.run_id}: {acts}. Evidence: {ev}.")
+    if result.version:
+        continuity = as_json_data(result)["continuity"]
+        out.print(f"Committed version {result.version}; continuity {continuity}.")
     else:
-        out.print(f"Review with: evergreen review {result['run_id']} --approve-all --commit")
+        out.print(f"Review with: evergreen review {result.run_id} --approve-all --commit")
 
 
 def _update_many(
@@ -423,7 +419,7 @@ def _update_many(
 def _queued() -> bool:
     """Whether this command's runs go to the workers (``core.jobs.mode``: PostgreSQL and a
     worker running, or EVERGREEN_JOBS=queue); otherwise they are done here."""
-    from core import jobs
+    from core import jobs  # lazy: see the module docstring
 
     return jobs.mode() == "queue"
 
@@ -456,55 +452,30 @@ def _watched(run_id: int, then: Any) -> Any:
     return then(run_id)
 
 
-def _ended_well(run_id: int) -> None:
-    """A run watched on a worker failed or was cancelled: say why, as a run done here does."""
-    from core.db import session_scope
-    from core.models import UpdateRun
-
-    with session_scope() as session:
-        run = session.get(UpdateRun, run_id)
-        if run is not None and run.status in (
-            RunStatus.FAILED,
-            RunStatus.CANCELLED,
-            RunStatus.INTERRUPTED,
-        ):
-            raise EvergreenError(run.error or f"Run {run_id} is {run.status}.")
-
-
-def _update_result(run_id: int) -> dict[str, Any]:
-    from core.db import session_scope
-    from core.review import run_result
-
-    _ended_well(run_id)
-    with session_scope() as session:
-        return run_result(session, run_id)
-
-
 def _update_on_worker(
     report: str, *, as_of: Any, approve_all: bool, force_recheck: bool = False
-) -> dict[str, Any]:
-    from core import jobs
+) -> Updated:
+    from core import actions, jobs  # lazy: see the module docstring
 
     run_id = jobs.start_update(
         report, as_of=as_of, approve_all=approve_all, sync=False, force_recheck=force_recheck
     )
-    return _watched(run_id, _update_result)
+    return _watched(run_id, actions.outcome)
 
 
-def _create_on_worker(question: str, **kwargs: Any) -> dict[str, Any]:
-    from core import jobs
-    from core.research import create_result
+def _create_on_worker(question: str, **kwargs: Any) -> Created:
+    from core import actions, jobs  # lazy: see the module docstring
 
     run_id = jobs.submit_create(question, **kwargs)
-    return _watched(run_id, create_result)
+    return _watched(run_id, actions.created)
 
 
 @app.command("cancel")
 def cancel_cmd(run: Annotated[int, typer.Argument(help="Run id.")]) -> None:
     """Cancel a run: a running one stops at its next step; one awaiting review is dropped."""
-    from core.jobs import cancel
+    from core import jobs  # lazy: see the module docstring
 
-    status = cancel(run)
+    status = jobs.cancel(run)
     out.print(f"Run {run}: {status}.")
 
 
@@ -514,9 +485,9 @@ def abandon_cmd(
 ) -> None:
     """Mark a run that no worker is doing (its process stopped mid-run) as failed, so the
     report can be updated again — the Reports and Review screens' "Mark abandoned"."""
-    from core.jobs import abandon
+    from core import jobs  # lazy: see the module docstring
 
-    status = abandon(run)
+    status = jobs.abandon(run)
     out.print(f"Run {run}: {status}.")
 
 
@@ -530,20 +501,20 @@ def review_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Approve or reject a run's proposals and commit the new version."""
-    from core.review import review_run
+    from core import actions  # lazy: see the module docstring
 
-    result = review_run(
+    result = actions.review(
         run, approve=approve or [], reject=reject or [], approve_all=approve_all, commit=commit
     )
     if as_json:
-        _print_json(typed("review", result))
+        _print_json(as_json_data(result))
         return
     table = Table("section", "action", "decision", "why")
-    for p in result["proposals"]:
-        table.add_row(escape(p["key"]), p["action"], p["decision"], escape(p["rationale"][:90]))
+    for p in result.proposals:
+        table.add_row(escape(p.key), p.action, p.decision, escape(p.rationale[:90]))
     out.print(table)
-    if result["version"]:
-        out.print(f"Committed version {result['version']}.")
+    if result.version:
+        out.print(f"Committed version {result.version}.")
 
 
 @app.command("rebuild")
@@ -553,54 +524,36 @@ def rebuild_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A from-scratch report for the same question at a date, kept as a separate baseline."""
-    from core.db import session_scope
-    from core.repository import get_report
-    from core.research import create_report
+    from core import actions  # lazy: see the module docstring
 
-    when = _as_of(as_of)
-    with session_scope() as session:
-        original = get_report(session, report)
-        spec = (original.id, original.title, original.query, original.source, original.settings)
-    options = {
-        "title": f"Baseline of {spec[1]}",
-        "as_of": when,
-        "source": spec[3],
-        "settings": spec[4],
-        "baseline_of": spec[0],
-    }
+    plan = actions.baseline(report, as_of=_as_of(as_of))
     if _queued():
-        result = _create_on_worker(spec[2], **options)
+        result = _create_on_worker(plan.question, **plan.options)
     else:
         with out.status("Rebuilding from scratch …"):
-            result = create_report(spec[2], **options)
+            result = actions.rebuild(plan)
     if as_json:
-        _print_json(typed("rebuild", result))
+        _print_json(as_json_data(result))
         return
-    out.print(f"Baseline report {result['report_id']} for report {spec[0]} as of {as_of}.")
+    out.print(f"Baseline report {result.report_id} for report {plan.report_id} as of {as_of}.")
 
 
 @app.command("archive")
 def archive_cmd(report: Annotated[str, typer.Argument(help="Report id or exact title.")]) -> None:
     """Hide a report from the list and the update schedule; it is kept whole."""
-    from core.db import session_scope
-    from core.repository import archive_report, get_report
+    from core import actions  # lazy: see the module docstring
 
-    with session_scope() as session:
-        done = archive_report(session, get_report(session, report))
-        line = f"Archived report {done.id}; `evergreen unarchive {done.id}` brings it back."
-    out.print(line, markup=False)
+    done = actions.archive(report)
+    out.print(f"Archived report {done}; `evergreen unarchive {done}` brings it back.", markup=False)
 
 
 @app.command("unarchive")
 def unarchive_cmd(report: Annotated[str, typer.Argument(help="Report id or exact title.")]) -> None:
     """Bring an archived report back to the list (and its schedule)."""
-    from core.db import session_scope
-    from core.repository import get_report, unarchive_report
+    from core import actions  # lazy: see the module docstring
 
-    with session_scope() as session:
-        done = unarchive_report(session, get_report(session, report))
-        line = f"Report {done.id} is back in the list."
-    out.print(line, markup=False)
+    done = actions.unarchive(report)
+    out.print(f"Report {done} is back in the list.", markup=False)
 
 
 @app.command("delete")
@@ -611,22 +564,18 @@ def delete_cmd(
 ) -> None:
     """Delete a report, its versions, runs and evidence pool for good (needs --yes);
     `evergreen archive` hides a report and keeps it."""
-    from core.db import session_scope
-    from core.repository import delete_report, deletion_message, deletion_preview, get_report
+    from core import actions  # lazy: see the module docstring
 
-    with session_scope() as session:
-        target = get_report(session, report)
-        if not yes:
-            message = deletion_message(target, deletion_preview(session, target))
-            raise EvergreenError(f"{message} Add --yes to confirm.")
-        report_id = target.id
-        deleted = delete_report(session, target)
+    if not yes:
+        raise EvergreenError(f"{actions.deletion_warning(report)} Add --yes to confirm.")
+    result = actions.delete(report)
     if as_json:
-        _print_json({"report_id": report_id, "deleted": deleted})
+        _print_json(as_json_data(result))
         return
+    gone = result.deleted
     out.print(
-        f"Deleted report {report_id}: {deleted['versions']} versions, {deleted['runs']} runs, "
-        f"{deleted['snapshots']} snapshots, {deleted['sources']} sources no other report uses.",
+        f"Deleted report {result.report_id}: {gone.versions} versions, {gone.runs} runs, "
+        f"{gone.snapshots} snapshots, {gone.sources} sources no other report uses.",
         markup=False,
     )
 
@@ -663,38 +612,28 @@ def settings_cmd(
     """Show a report's settings, or change them: its budget (an update drops the least
     relevant sources and sentences beyond it), τ, writer, schedule, concurrency and
     sections — the same settings, checked by the same rules, as the app's Settings screen."""
-    from core.db import session_scope
-    from core.report_settings import ReportSettings
-    from core.repository import get_report
-    from core.schedule import save_report_settings
+    from core import actions  # lazy: see the module docstring
 
-    numbers = (max_sources, max_section_words, tau, concurrency, max_sections)
-    problems: list[str] = []
-    with session_scope() as session:
-        target = get_report(session, report)
-        if any(v is not None for v in (*numbers, writer, every_days)):
-            cfg = save_report_settings(
-                session,
-                target,
-                tau=tau,
-                concurrency=concurrency,
-                max_sections=max_sections,
-                max_sources=max_sources,
-                max_section_words=max_section_words,
-                writer=... if writer is None else writer,
-                every_days=... if every_days is None else every_days,
-            )
-        else:
-            cfg, problems = ReportSettings.salvage(target.settings)
-        report_id = target.id
-    shown = cfg.model_dump(include=set(_SETTING_WORDS))
+    numbers = {
+        "tau": tau,
+        "concurrency": concurrency,
+        "max_sections": max_sections,
+        "max_sources": max_sources,
+        "max_section_words": max_section_words,
+    }
+    changes: dict[str, Any] = {k: v for k, v in numbers.items() if v is not None}
+    if writer is not None:
+        changes["writer"] = writer
+    if every_days is not None:
+        changes["every_days"] = every_days
+    shown, problems = actions.settings(report, **changes)
     for line in problems:
         err.print(f"note: {line}", markup=False)
     if as_json:
-        _print_json({"report_id": report_id, **shown})
+        _print_json(as_json_data(shown))
         return
     for key, words in _SETTING_WORDS.items():
-        out.print(f"{key.replace('_', ' ')}: {words(shown[key])}", markup=False)
+        out.print(f"{key.replace('_', ' ')}: {words(getattr(shown, key))}", markup=False)
 
 
 #: what ``evergreen settings`` shows, in its order, and how each value reads
@@ -712,11 +651,10 @@ _SETTING_WORDS: dict[str, Any] = {
 @app.command("demo")
 def demo_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Load the sample workspace (sample corpus and a sample report), once."""
-    from core.db import session_scope
-    from core.workspace import load_sample
+    from core import actions  # lazy: see the module docstring
 
-    with session_scope() as session, out.status("Loading the sample workspace …"):
-        summary = load_sample(session)
+    with out.status("Loading the sample workspace …"):
+        summary = actions.demo()
     if as_json:
         _print_json(summary)
         return
@@ -731,21 +669,19 @@ def resume_cmd(
 ) -> None:
     """Continue an interrupted update, reusing what it already fetched and wrote (on a
     worker when the workers do the runs)."""
-    from core.update import resume_run
+    from core import actions, jobs  # lazy: see the module docstring
 
     if _queued():
-        from core import jobs
-
         jobs.resume(run, approve_all=approve_all, sync=False)
-        result = _watched(run, _update_result)
+        result = _watched(run, actions.outcome)
     else:
         with out.status(f"Resuming run {run} …"):
-            result = resume_run(run, approve_all=approve_all)
+            result = actions.resume(run, approve_all=approve_all)
     if as_json:
-        _print_json(typed("resume", result))
+        _print_json(as_json_data(result))
         return
-    state = f"committed version {result['version']}" if result["version"] else "awaiting review"
-    out.print(f"Run {result['run_id']} resumed: {state}.")
+    state = f"committed version {result.version}" if result.version else "awaiting review"
+    out.print(f"Run {result.run_id} resumed: {state}.")
 
 
 @app.command("worker")
@@ -796,54 +732,28 @@ def bench_cmd(
     claims, freshness, continuity and cost."""
     from rich.progress import Progress
 
-    from core.bench.output import write_outputs
-    from core.bench.runner import BenchConfig, planned_steps, run_bench
-    from core.bench.truth import load_queries
-    from core.report_settings import writer_name
-    from core.sources.corpus import Corpus
+    from core import actions  # lazy: see the module docstring
 
-    if task not in ("sst", "lct", "both"):
-        raise EvergreenError(f"Unknown task {task!r}: choose sst, lct or both.")
-    chosen = writer_name(writer)  # the same names as everywhere (llm: openai's old name)
-    if chosen is None:
-        raise EvergreenError(f"--writer needs a writer: {' or '.join(WRITERS)}.")
-    if judge and chosen != "openai":
-        raise EvergreenError("--judge needs --writer openai (the judge is a language model).")
-    if not 1900 < year_from < year_to < 2200:
-        raise EvergreenError(f"Invalid year range {year_from}–{year_to}: --from must be < --to.")
-    index = Corpus.open(corpus)
-    try:
-        specs = load_queries(queries, index)  # bare ids are resolved to URLs in this corpus
-    finally:
-        index.close()
-    years = list(range(year_from, year_to + 1))
-    asked = set(interval or [1])
-    gaps = sorted({g for g in asked if 0 < g < len(years)} | {1})
-    for g in sorted(asked - set(gaps)):
-        err.print(
-            f"note: no {g}-year gap fits in {year_from}–{year_to} (it needs both t and t−{g} "
-            "in range); skipped."
-        )
-    cfg = BenchConfig(
+    plan = actions.plan_bench(
         corpus=corpus,
-        queries_file=str(queries),
-        years=years,
-        tasks=["sst", "lct"] if task == "both" else [task],
-        intervals=gaps,
-        writer=chosen,
-        out=str(out_dir),
-        resume=resume,
+        queries=queries,
+        out=out_dir,
+        year_from=year_from,
+        year_to=year_to,
+        task=task,
+        intervals=interval or [1],
+        writer=writer,
         workers=workers,
+        resume=resume,
         judge=judge,
         key_share=key_share,
     )
-    total = planned_steps(cfg) * len(specs)
+    for note in plan.notes:
+        err.print(f"note: {note}")
     with Progress(console=err) as progress:
-        bar = progress.add_task(f"{len(specs)} questions × {len(years)} years", total=total)
-        records = run_bench(specs, cfg, on_step=lambda: progress.advance(bar))
-    from dataclasses import asdict
-
-    line = write_outputs(out_dir, records, asdict(cfg))
+        title = f"{len(plan.specs)} questions × {len(plan.config.years)} years"
+        bar = progress.add_task(title, total=plan.steps)
+        line = actions.bench(plan, on_step=lambda: progress.advance(bar))
     out.print(line)
     out.print(f"Results in {out_dir}/ (results.json, table.md, charts.html)")
 

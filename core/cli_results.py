@@ -1,9 +1,9 @@
-"""The ``--json`` contract of the commands that make or change a version — ``create``,
-``rebuild``, ``import-report``, ``update``, ``resume`` and ``review`` — as typed models.
-The CLI prints each result through its model, so a field cannot go missing or change
-type unnoticed, and ``core/cli_results.schema.json`` (written by ``python -m
-core.cli_results``) documents it for scripts; a test keeps the file and the models the
-same."""
+"""The results of the analyst's actions (:mod:`core.actions`) as typed models: the
+``--json`` contract of ``create``, ``rebuild``, ``import-report``, ``update``, ``resume``,
+``review``, ``settings`` and ``delete``. The actions return these models and the CLI
+prints them, so a field cannot go missing or change type unnoticed, and
+``core/cli_results.schema.json`` (written by ``python -m core.cli_results``) documents it
+for scripts; a test keeps the file and the models the same."""
 
 from __future__ import annotations
 
@@ -119,6 +119,34 @@ class Reviewed(Updated):
     proposals: list[ProposalRow]
 
 
+class SettingsShown(_Result):
+    """``settings``: a report's settings an analyst sets (:class:`ReportSettings`)."""
+
+    report_id: int
+    tau: float
+    concurrency: int
+    max_sections: int
+    max_sources: int
+    max_section_words: int
+    writer: str | None
+    every_days: int | None
+
+
+class DeletedCounts(_Result):
+    reports: int
+    versions: int
+    runs: int
+    snapshots: int
+    sources: int
+
+
+class Deleted(_Result):
+    """``delete``: what deleting a report removed for good."""
+
+    report_id: int
+    deleted: DeletedCounts
+
+
 RESULTS: dict[str, type[BaseModel]] = {
     "create": Created,
     "rebuild": Created,
@@ -126,15 +154,15 @@ RESULTS: dict[str, type[BaseModel]] = {
     "update": Updated,
     "resume": Updated,
     "review": Reviewed,
+    "settings": SettingsShown,
+    "delete": Deleted,
 }
 
 
-def typed(command: str, result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` checked against its command's model, as JSON-ready data (the keys in
-    the order the command gave them)."""
-    model = RESULTS[command].model_validate(result)
-    dumped = model.model_dump(mode="json", exclude_unset=True)
-    return {k: dumped[k] for k in result if k in dumped}
+def as_json_data(result: BaseModel) -> dict[str, Any]:
+    """A result as the CLI prints it with ``--json``: JSON-ready data in the model's field
+    order, a field the action left out (e.g. a cost without seconds) left out too."""
+    return result.model_dump(mode="json", exclude_unset=True)
 
 
 def schema() -> dict[str, Any]:

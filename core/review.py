@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
 
 from core import faults
@@ -217,44 +216,3 @@ def run_result(
         "stale_claims": version.stale_citations if version else None,
         "claims": (version.metrics or {}).get("claims") if version else None,
     }
-
-
-def review_run(
-    run_id: int,
-    *,
-    approve: Iterable[str] = (),
-    reject: Iterable[str] = (),
-    approve_all: bool = False,
-    commit: bool = False,
-) -> dict[str, Any]:
-    from core.db import session_scope
-
-    try:
-        with session_scope() as session:
-            run = get_run(session, run_id)
-            decide(session, run, approve=approve, reject=reject, approve_all=approve_all)
-            if commit:
-                commit_run(session, run)
-    except StaleDataError:  # the run's status moved on (a cancel won): nothing was written
-        with session_scope() as session:
-            status = get_run(session, run_id).status
-        raise EvergreenError(
-            f"Run {run_id} was {status} by another process while it was being reviewed; "
-            "nothing was committed."
-            if status == RunStatus.CANCELLED
-            else f"Run {run_id} is {status} now (it changed while it was being reviewed); "
-            "nothing was committed."
-        ) from None
-    with session_scope() as session:
-        result = run_result(session, run_id)
-        result["proposals"] = [
-            {
-                "key": p.key,
-                "heading": p.heading,
-                "action": p.action,
-                "decision": p.decision,
-                "rationale": p.rationale,
-            }
-            for p in proposals_of(session, run_id)
-        ]
-        return result

@@ -16,11 +16,11 @@ from typing import Any
 
 import streamlit as st
 
-from core import config
+from core import actions, config, jobs
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.labels import decision_label
-from core.review import commit_run, decide, get_run, proposals_of
+from core.review import get_run, proposals_of
 from core.review_views import _stale_on_commit, review_card
 from core.states import Action, Decision, RunStatus
 from core.views import esc, run_info
@@ -97,14 +97,11 @@ def _pending(cards: list[dict[str, Any]]) -> int:
 def _decide(run_id: int, **kwargs: Any) -> None:
     """A decision from a card's button (a callback: it runs before the card reruns)."""
     try:
-        with session_scope() as session:
-            before = sum(p.decision == Decision.PENDING for p in proposals_of(session, run_id))
-            proposals = decide(session, get_run(session, run_id), **kwargs)
-            after = sum(p.decision == Decision.PENDING for p in proposals)
+        done = actions.decide_on(run_id, **kwargs)
     except EvergreenError as exc:
         st.session_state["eg_review_error"] = str(exc)
         return
-    if (before == 0) != (after == 0):  # Commit becomes possible, or no longer is
+    if (done.pending_before == 0) != (done.pending_after == 0):  # Commit (im)possible now
         st.session_state[FULL_RERUN_KEY] = True
 
 
@@ -272,8 +269,6 @@ def _changed_elsewhere(run_id: int) -> tuple[list[dict[str, Any]], str]:
 @st.fragment(run_every=POLL_EVERY)
 def top_bar(run_id: int) -> None:
     """Approve all pending, cancel the run, and how many sections are still pending."""
-    from core import jobs
-
     decisions, _status = _changed_elsewhere(run_id)
     pending = _pending(decisions)
     c1, c2, c3 = st.columns([1, 1, 3])
@@ -306,9 +301,7 @@ def commit_bar(run_id: int) -> None:
 
 def commit(run_id: int) -> None:
     try:
-        with session_scope() as session:
-            version = commit_run(session, get_run(session, run_id))
-            number = version.number
+        number = actions.commit(run_id)
     except EvergreenError as exc:
         show_error(exc)
         return

@@ -10,22 +10,17 @@ from typing import Any
 
 import streamlit as st
 
-from core import jobs
+from core import actions, jobs
 from core.checks import news_since_versions
 from core.dates import day, parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.export import version_markdown
-from core.importer import DuplicateImportError
+from core.importer import DuplicateImportError, decode_markdown
 from core.labels import run_status_label
 from core.repository import (
-    archive_report,
     archived_report_ids,
-    delete_report,
-    deletion_message,
-    deletion_preview,
     get_report,
-    unarchive_report,
 )
 from core.source_spec import SourceSpec
 from core.states import ChangeKind, RunStatus
@@ -236,9 +231,7 @@ def manage(card: dict[str, Any]) -> None:
 
 def set_archived(report_id: int, archived: bool) -> None:
     try:
-        with session_scope() as session:
-            report = get_report(session, report_id)
-            (archive_report if archived else unarchive_report)(session, report)
+        (actions.archive if archived else actions.unarchive)(report_id)
     except EvergreenError as exc:
         show_error(exc)
         return
@@ -258,9 +251,7 @@ def ask_delete(report_id: int) -> None:
 def confirm_delete(report_id: int) -> None:
     """What deleting removes, and the two ways out: delete for good, or keep it."""
     try:
-        with session_scope() as session:
-            report = get_report(session, report_id)
-            message = deletion_message(report, deletion_preview(session, report))
+        message = actions.deletion_warning(report_id)
     except EvergreenError as exc:
         st.session_state.pop(DELETE_KEY, None)
         show_error(exc)
@@ -276,8 +267,7 @@ def confirm_delete(report_id: int) -> None:
 
 def delete_now(report_id: int) -> None:
     try:
-        with session_scope() as session:
-            deleted = delete_report(session, get_report(session, report_id))
+        deleted = actions.delete(report_id).deleted
     except EvergreenError as exc:
         show_error(exc)
         return
@@ -285,8 +275,8 @@ def delete_now(report_id: int) -> None:
     for key in (REPORT_KEY, RUN_KEY):
         st.session_state.pop(key, None)  # no screen keeps pointing at it
     st.session_state["eg_flash"] = (
-        f"Deleted report {report_id} with its {deleted['versions']} version(s) and "
-        f"{deleted['runs']} run(s)."
+        f"Deleted report {report_id} with its {deleted.versions} version(s) and "
+        f"{deleted.runs} run(s)."
     )
     st.rerun()
 
@@ -308,31 +298,19 @@ def rebuild_controls(card: dict[str, Any]) -> None:
 
 
 def rebuild(report_id: int, choice: str) -> None:
-    from core.research import create_report
-
     try:
         when = _when(choice)
-        with session_scope() as session:
-            original = get_report(session, report_id)  # read before the long work starts
-            title, query = original.title, original.query
-            source, settings = original.source, dict(original.settings or {})
+        plan = actions.baseline(report_id, as_of=when)  # read before the long work starts
         with st.spinner("Rebuilding from scratch …"):
-            result = create_report(
-                query,
-                title=f"Baseline of {title}",
-                as_of=when,
-                source=source,
-                settings=settings,
-                baseline_of=report_id,
-            )
+            result = actions.rebuild(plan)
     except EvergreenError as exc:
         show_error(exc)
         return
     st.session_state["eg_flash"] = (
         f"Rebuilt report {report_id} from scratch as of {day(when) if when else 'now'}: "
-        f"baseline report {result['report_id']}, {result['sections']} sections citing "
-        f"{result['sources']} sources ({result['cost']['searches']} searches, "
-        f"{result['cost']['fetches']} fetches)."
+        f"baseline report {result.report_id}, {result.sections} sections citing "
+        f"{result.sources} sources ({result.cost.searches} searches, "
+        f"{result.cost.fetches} fetches)."
     )
     st.rerun()
 
@@ -430,37 +408,29 @@ def duplicate_prompt(file: Any, query: str, source: str, as_of: str) -> None:
 def import_upload(
     file: Any, query: str, source: str, as_of: str, *, allow_duplicate: bool = False
 ) -> None:
-    from core.importer import decode_markdown, import_report
-    from core.services import check_source
-
     if file is None:
         st.error("Choose a Markdown file to import.")
         return
     st.session_state.pop(DUPLICATE_KEY, None)
     try:
-        text = decode_markdown(file.getvalue(), file.name)
-        check_source(source)
-        stem = file.name.rsplit(".", 1)[0].replace("-", " ").replace("_", " ").strip()
-        with session_scope() as session:
-            report, summary = import_report(
-                session,
-                text,
-                query=query,
-                as_of=parse_as_of(as_of) if as_of.strip() else None,
-                source=source,
-                default_title=stem or "Imported report",
-                refuse_duplicate=not allow_duplicate,
-            )
+        summary = actions.import_markdown(
+            decode_markdown(file.getvalue(), file.name),
+            query=query,
+            as_of=parse_as_of(as_of) if as_of.strip() else None,
+            source=source,
+            default_title=actions.title_from_file_name(file.name) or "Imported report",
+            allow_duplicate=allow_duplicate,
+        )
     except DuplicateImportError as exc:
         st.session_state[DUPLICATE_KEY] = {"file": file.file_id, "message": str(exc)}
         return
     except EvergreenError as exc:
         show_error(exc)
         return
-    st.session_state[REPORT_KEY] = summary["report_id"]
+    st.session_state[REPORT_KEY] = summary.report_id
     st.session_state["eg_flash"] = (
-        f"Imported report {summary['report_id']}: {summary['sections']} sections, "
-        f"{summary['references']} references."
+        f"Imported report {summary.report_id}: {summary.sections} sections, "
+        f"{summary.references} references."
     )
     st.rerun()
 

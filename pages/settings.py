@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import actions
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.report_settings import WRITERS, ReportSettings
 from core.repository import get_report
-from core.schedule import next_due, save_report_settings
+from core.schedule import next_due
 from core.settings import get_settings
 from core.untrusted import escape_all
 from core.views import report_settings
@@ -130,18 +131,16 @@ def report_form(report_id: int) -> None:
         saved = st.form_submit_button("Save", type="primary")
     if saved:
         try:
-            with session_scope() as session:
-                save_report_settings(
-                    session,
-                    get_report(session, report_id),
-                    tau=tau,
-                    concurrency=int(concurrency),
-                    max_sections=int(max_sections),
-                    writer=writer,
-                    every_days=int(every),
-                    max_sources=int(max_sources),
-                    max_section_words=int(max_words),
-                )
+            actions.settings(
+                report_id,
+                tau=tau,
+                concurrency=int(concurrency),
+                max_sections=int(max_sections),
+                writer=writer,
+                every_days=int(every),
+                max_sources=int(max_sources),
+                max_section_words=int(max_words),
+            )
         except EvergreenError as exc:
             show_error(exc)
         else:

@@ -109,9 +109,9 @@ def round_on_workers(
     the round), one worker is killed -9 once that share of the runs has ended."""
     from sqlmodel import col, select
 
+    from core.actions import review
     from core.db import session_scope
     from core.models import UpdateRun
-    from core.review import review_run
 
     with session_scope() as s:
         last = max([0, *s.exec(select(UpdateRun.id)).all()])
@@ -151,7 +151,7 @@ def round_on_workers(
         taken_over = sum(1 for run in runs if run.lease > 1)
         waiting = [r.id for r in runs if r.status == "awaiting_review"]
     for run_id in waiting:
-        review_run(run_id, approve_all=True, commit=True)
+        review(run_id, approve_all=True, commit=True)
     with session_scope() as s:
         committed = len(
             s.exec(

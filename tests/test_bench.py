@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import update
 from sqlmodel import select
 
+from core.actions import review
 from core.anchors import sentence_key
 from core.bench.measure import (
     Pages,
@@ -38,7 +39,7 @@ from core.models import Claim, ReportVersion, Snapshot
 from core.report_state import RefEntry, ReportDoc, SectionDoc
 from core.repository import claims_of_version
 from core.research import create_report
-from core.review import proposals_of, review_run
+from core.review import proposals_of
 from core.sources.corpus import Corpus, add_corpus
 from core.update import update_report
 from tests.conftest import write_jsonl
@@ -322,7 +323,7 @@ def test_fact_accuracy_and_stale_claims_of_real_versions(workspace: Path, tmp_pa
     run = update_report(rejected, as_of=parse_as_of("2021-12-31"))
     with session_scope() as s:
         keys = [p.key for p in proposals_of(s, run["run_id"]) if p.action != "keep"]
-    review_run(run["run_id"], reject=keys, approve_all=True, commit=True)
+    review(run["run_id"], reject=keys, approve_all=True, commit=True)
     bad = _measure(rejected, 1, 2021, spec, pages)
     assert bad["fact_accuracy"] == 0.0 and bad["stale_claims"] >= 1
     pages.close()

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from core.cli_results import RESULTS, SCHEMA_FILE, schema, typed
+from core.cli_results import RESULTS, SCHEMA_FILE, Created, schema
 from tests.conftest import run_cli
 
 SAMPLE_REPORT = Path(__file__).resolve().parents[1] / "data" / "sample" / "report.md"
@@ -71,4 +71,4 @@ def test_a_result_missing_a_field_is_refused_not_printed() -> None:
         "claims": {"claims": 1, "supported": 1, "unsupported": 0, "unresolved": 0, "stale": 0},
     }  # fmt: skip
     with pytest.raises(ValidationError, match="cost"):
-        typed("create", result)
+        Created.model_validate(result)

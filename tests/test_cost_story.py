@@ -11,6 +11,7 @@ import pytest
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
+from core.actions import review
 from core.cost_views import (
     SCRATCH_KEY,
     STAGE_COLORS,
@@ -31,7 +32,6 @@ from core.costs import LLM_FIELDS, METER_FIELDS, POOL_FIELDS
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import CostEvent, UpdateRun
-from core.review import review_run
 from core.update import update_report
 from core.workspace import load_sample
 
@@ -112,9 +112,9 @@ def test_each_update_keeps_the_from_scratch_baseline_of_its_day(
 ) -> None:
     _sample(unresolved=False, monkeypatch=monkeypatch)
     first = update_report(1, as_of=parse_as_of("2026-04-15"))["run_id"]
-    review_run(first, approve_all=True, commit=True)
+    review(first, approve_all=True, commit=True)
     second = update_report(1, as_of=parse_as_of("2026-10-15"))["run_id"]
-    review_run(second, approve_all=True, commit=True)
+    review(second, approve_all=True, commit=True)
     with session_scope() as session:
         run = session.get(UpdateRun, first)
         stored = run.summary[SCRATCH_KEY]

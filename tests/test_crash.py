@@ -75,8 +75,8 @@ def test_kill_minus_nine_then_resume(workspace: Path, report: int, where: str) -
 
 
 def test_resume_refuses_live_or_finished_runs(workspace: Path, report: int) -> None:
+    from core.actions import review
     from core.dates import parse_as_of
-    from core.review import review_run
     from core.update import begin_update, resume_run
 
     live = begin_update(report, as_of=parse_as_of("2024-06-30"))
@@ -96,7 +96,7 @@ def test_resume_refuses_live_or_finished_runs(workspace: Path, report: int) -> N
     assert result["run_id"] == live and result["status"] == "awaiting_review"
     with pytest.raises(EvergreenError, match="awaiting_review: there is nothing to resume"):
         resume_run(result["run_id"])
-    review_run(result["run_id"], approve_all=True, commit=True)  # finished
+    review(result["run_id"], approve_all=True, commit=True)  # finished
     with pytest.raises(EvergreenError, match="committed: there is nothing to resume"):
         resume_run(result["run_id"])
     versions, run = _state()

@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
+from core.actions import review
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.models import ReportVersion, Snapshot, UpdateRun
 from core.repository import get_report, get_version, load_doc, sections_of
 from core.research import create_report
-from core.review import proposals_of, review_run
+from core.review import proposals_of
 from core.sources.corpus import add_corpus
 from core.update import update_report
 from tests.conftest import write_jsonl
@@ -67,9 +68,9 @@ def test_material_change_is_revised_minor_kept_new_page_placed(corpus: str) -> N
             assert p.new_text == before[p.key]  # byte-identical
     placed = [p for p in props.values() if any(e["kind"] == "new" for e in p.evidence)]
     assert placed and any("Sodium" in (p.new_text or "") for p in placed)
-    out = review_run(result["run_id"], approve_all=True, commit=True)
-    assert out["version"] == 2 and out["stale_citations"] == 0
-    assert 0 < out["continuity"]["content_rouge_l"] < 1
+    out = review(result["run_id"], approve_all=True, commit=True)
+    assert out.version == 2 and out.stale_citations == 0
+    assert 0 < out.continuity.content_rouge_l < 1
 
 
 def test_same_as_of_update_makes_no_writer_call(corpus: str) -> None:
@@ -90,7 +91,7 @@ def test_rejected_revision_keeps_old_text(corpus: str) -> None:
         props = proposals_of(s, result["run_id"])
     revised = [p.key for p in props if p.action == "revise"]
     others = [p.key for p in props if p.action in ("extend", "add")]
-    review_run(result["run_id"], reject=revised, approve=others, commit=True)
+    review(result["run_id"], reject=revised, approve=others, commit=True)
     after = body_of(rid, "", 2)
     for key in revised:
         assert after[key] == before[key]
@@ -100,7 +101,7 @@ def test_commit_requires_decisions(corpus: str) -> None:
     rid = make_report(corpus)
     result = update_report(rid, as_of=parse_as_of("2024-06-30"))
     with pytest.raises(EvergreenError, match="still pending"):
-        review_run(result["run_id"], commit=True)
+        review(result["run_id"], commit=True)
     with pytest.raises(EvergreenError, match="in progress|awaiting review"):
         update_report(rid, as_of=parse_as_of("2024-07-30"))
 

@@ -378,9 +378,9 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
             page.wait_for_timeout(500)
             assert page.evaluate("() => typeof window.__pwned") == "undefined"
             assert page.locator("a[href^='javascript:']").count() == 0
-            from core.review import review_run
+            from core.actions import review
 
-            review_run(result["run_id"], approve_all=True, commit=True)
+            review(result["run_id"], approve_all=True, commit=True)
             open_screen(page, url, "report", "Report")
             expect(page.get_by_text("Model says").first).to_be_visible()
             expect(page.get_by_text(PWN_SCRIPT).filter(visible=True).first).to_be_visible()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from core.actions import review
 from core.anchors import passage_differences
 from core.changes import classify_change
 from core.claim_words import claim_sentence, plain_reason, plain_unit
@@ -20,7 +21,6 @@ from core.export import version_markdown
 from core.material import material_reasons
 from core.report_state import RefEntry, ReportDoc, SectionDoc, cited_markers, renumbered
 from core.repository import get_report
-from core.review import review_run
 from core.review_views import review_cards
 from core.update import update_report
 from core.views import evidence_rows_html, version_html
@@ -225,7 +225,7 @@ def test_sample_review_reads_in_plain_words(sample: int) -> None:
 def test_sample_versions_number_citations_without_gaps(sample: int) -> None:
     for when in ("2026-04-15", "2026-07-15"):
         result = update_report(sample, as_of=parse_as_of(when))
-        review_run(int(result["run_id"]), approve_all=True, commit=True)
+        review(int(result["run_id"]), approve_all=True, commit=True)
     with session_scope() as s:
         report = get_report(s, sample)
         markdown = version_markdown(s, report)

@@ -44,9 +44,9 @@ def _act(role: str, run_id: int) -> str:
 
         return request_cancel(run_id)
     if role == "commit":
-        from core.review import review_run
+        from core.actions import review
 
-        return str(review_run(run_id, approve_all=True, commit=True)["status"])
+        return str(review(run_id, approve_all=True, commit=True).status)
     raise ValueError(role)
 
 
@@ -133,9 +133,9 @@ def test_racing_resumes_of_a_killed_run_give_one_worker(workspace: Path, report:
     props = proposals(run_id)
     keys = [p.key for p in props]
     assert keys and len(keys) == len(set(keys))  # no section proposed twice
-    from core.review import review_run
+    from core.actions import review
 
-    assert review_run(run_id, approve_all=True, commit=True)["version"] == 2
+    assert review(run_id, approve_all=True, commit=True).version == 2
     with session_scope() as s:
         v2 = s.exec(select(ReportVersion).where(ReportVersion.number == 2)).one()
         sections = [x.key for x in s.exec(select(Section).where(Section.version_id == v2.id))]

@@ -13,13 +13,14 @@ import pytest
 from sqlmodel import col, select
 from streamlit.testing.v1 import AppTest
 
+from core.actions import review
 from core.checks import news_since_versions, source_use
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import CheckUse, CostEvent, Snapshot, Source, SourceCheck
 from core.repository import delete_report, get_report
 from core.research import create_report
-from core.review import proposals_of, review_run
+from core.review import proposals_of
 from core.sources.base import NotModified, Validators
 from core.sources.corpus import add_corpus
 from core.sources.urlpolicy import UrlRefused
@@ -91,8 +92,8 @@ def test_a_corpus_page_is_looked_at_once_per_as_of_for_every_report(corpus: str)
     uses = served("/lfp")
     assert len({check for check, _ in uses}) == 1
     assert [report for _, report in uses] == [first, second]
-    out = review_run(b["run_id"], approve_all=True, commit=True)
-    assert out["stale_citations"] == 0
+    out = review(b["run_id"], approve_all=True, commit=True)
+    assert out.stale_citations == 0
 
 
 def test_another_as_of_a_reimported_corpus_or_force_looks_again(
@@ -108,7 +109,7 @@ def test_another_as_of_a_reimported_corpus_or_force_looks_again(
     c = update_report(third, as_of=JUNE, force_recheck=True)
     assert costs(c["run_id"])["fetches"] == c["evidence"]["checked"]
     for run in (a, b, c):
-        review_run(run["run_id"], approve_all=True, commit=True)
+        review(run["run_id"], approve_all=True, commit=True)
     # pages imported into the corpus since: earlier looks at that as-of no longer serve
     later = parse_as_of("2024-09-30")
     update_report(first, as_of=later, approve_all=True)

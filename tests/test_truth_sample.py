@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from core.actions import review
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.importer import import_report, read_markdown_file
 from core.models import Snapshot
 from core.repository import claims_of_version, get_report, get_version, load_doc
-from core.review import proposals_of, review_run
+from core.review import proposals_of
 from core.update import update_report
 from core.workspace import load_sample
 
@@ -113,8 +114,8 @@ def test_a_rejected_revision_leaves_a_stale_claim_on_its_old_snapshot(sample: in
     result = update_report(sample, as_of=parse_as_of(DATES[0]))
     with session_scope() as s:
         keys = [p.key for p in proposals_of(s, result["run_id"]) if p.key.startswith("deploy")]
-    out = review_run(result["run_id"], reject=keys, approve_all=True, commit=True)
-    assert out["stale_claims"] >= 2  # Kestrel's capacity and Copperline's status
+    out = review(result["run_id"], reject=keys, approve_all=True, commit=True)
+    assert out.stale_claims >= 2  # Kestrel's capacity and Copperline's status
     with session_scope() as s:
         version = get_version(s, get_report(s, sample))
         stale = [c for _s, c in claims_of_version(s, version.id) if c.state == "stale"]

@@ -30,13 +30,14 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
+from core.actions import review
 from core.db import session_scope
 from core.models import Citation, PoolEntry, Section, Snapshot, Source
 from core.overview import DERIVED_KEYS
 from core.report_state import cited_markers
 from core.repository import get_report, get_version, sections_of
 from core.research import create_report
-from core.review import proposals_of, review_run
+from core.review import proposals_of
 from core.update import update_report
 from core.writers.llm import LlmWriter
 from tests.fakes.openai_server import FakeOpenAI
@@ -263,7 +264,7 @@ def others(props: list[Any], marker: int) -> list[Any]:
 def commit_and_check(env: Env, run_id: int) -> list[Section]:
     """Commit the run; every [n] of the new version has a citation to a snapshot with
     content, of a page the site really served. Returns the version's sections."""
-    review_run(run_id, approve_all=True, commit=True)
+    review(run_id, approve_all=True, commit=True)
     with session_scope() as s:
         version = get_version(s, get_report(s, env.report_id))
         sections = sections_of(s, version.id)

@@ -18,9 +18,13 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from core.anchors import Located, Selector, anchor_claim, locate, sentence_key
+from core.anchors import anchor_claim
 from core.citations import cited_markers, strip_citations
 from core.models import Claim, Section, Snapshot
+from core.passage_changes import passage_differences
+from core.passages import sentence_key
+from core.relocate import Located, locate
+from core.selectors import Selector
 from core.sentences import split_cited_sentences
 from core.states import (
     BROKEN_OUTCOMES,
@@ -286,8 +290,6 @@ def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any
 
 
 def _field_change(stated: str, passage: str) -> str:
-    from core.anchors import passage_differences
-
     found = passage_differences(stated, passage)
     return found[0] if found else f"{stated} → {passage.strip()}"
 

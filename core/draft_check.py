@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
 
-from core.anchors import anchor_claim, sentence_key
+from core.anchors import anchor_claim
 from core.citations import strip_citations
 from core.claims import cited_sentences, quote_map
+from core.passages import sentence_key
 from core.states import ClaimOutcome
 from core.writers.base import ClaimUpdate
 from core.writers.revision import revise_sentence

@@ -431,7 +431,7 @@ def _positional_reasons(
             (e.new_text, added, "adds") if e.new_text else (e.old_text, removed, "drops")
         )
         return [f"{verb} “{_quote(text)}”"] if tokens else []
-    from core.anchors import passage_changes
+    from core.passage_changes import passage_changes
 
     out = []
     for d in passage_changes(e.old_text, e.new_text):

@@ -22,10 +22,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from core.anchors import STATUS_STEMS
 from core.citations import strip_citations
 from core.claims import cited_sentences
 from core.keyfacts import KeyFact, read_key_facts
+from core.passage_changes import STATUS_STEMS
 from core.report_state import SectionDoc
 from core.sentences import refers_back
 from core.text import clean_inline, stem

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from core.anchors import stated_fields
 from core.claim_words import short_title
 from core.claims import cited_sentences
+from core.declared_fields import stated_fields
 from core.draft_check import DraftCheck
 from core.prune import Budget
 from core.states import ClaimOutcome

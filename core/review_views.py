@@ -18,8 +18,8 @@ from core.views import esc, evidence_rows_html
 
 def _cited_keys(body: str) -> set[tuple[str, int]]:
     """(sentence, marker) pairs of a body, compared as a commit compares them."""
-    from core.anchors import sentence_key
     from core.claims import cited_sentences
+    from core.passages import sentence_key
 
     return {
         (sentence_key(sentence), marker)
@@ -64,7 +64,7 @@ def claim_changes(
     whether the proposed text still says the same sentence. ``evidence``: the proposal's
     evidence rows (a removed page is said as such); ``as_of``: the run's date, the newest
     check of a removed page."""
-    from core.anchors import sentence_key
+    from core.passages import sentence_key
 
     kept = _cited_keys(proposed)
     gone_pages = {int(e["marker"]) for e in evidence or [] if e.get("kind") == "gone"}

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.anchors import sentence_key
 from core.claims import ClaimPlan, check, cited_sentences, needs_revision
 from core.dates import day
 from core.evidence import Checked, Found
+from core.passages import sentence_key
 from core.states import ChangeKind, ClaimOutcome
 from core.writers.base import ClaimUpdate
 

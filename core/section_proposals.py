@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.anchors import sentence_key
 from core.claims import ClaimPlan, cited_sentences
 from core.costs import CostMeter
 from core.draft_check import DraftCheck, check_draft
 from core.evidence import Checked, Found
 from core.models import Report, SectionProposal, UpdateRun
+from core.passages import sentence_key
 from core.prune import Budget, SourcePlan, drop_markers, fit_words, keep_fact_lines
 from core.rationales import (
     corrections,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from core.anchors import Selector, anchor_claim, locate, passage_differences, passages
+from core.anchors import anchor_claim
+from core.passage_changes import passage_differences
+from core.passages import passages
+from core.relocate import locate
+from core.selectors import Selector
 from core.writers.base import ClaimUpdate
 from core.writers.offline import OfflineWriter
 from core.writers.revision import revise_sentence, supersedes

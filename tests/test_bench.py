@@ -14,7 +14,6 @@ from sqlalchemy import update
 from sqlmodel import select
 
 from core.actions import review
-from core.anchors import sentence_key
 from core.bench.measure import (
     Pages,
     VersionView,
@@ -36,6 +35,7 @@ from core.dates import parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.models import Claim, ReportVersion, Snapshot
+from core.passages import sentence_key
 from core.report_state import RefEntry, ReportDoc, SectionDoc
 from core.repository import claims_of_version
 from core.research import create_report

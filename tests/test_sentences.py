@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.anchors import passages
 from core.page_units import split_sentences
+from core.passages import passages
 from core.sentences import sentence_spans, split_cited_sentences, split_prose
 
 # the page split two ways before: core.changes (its units) and core.anchors (its passages)
@@ -48,8 +48,25 @@ def test_spans_are_offsets_and_leave_out_what_follows_the_stop() -> None:
 
 _PROSE = st.lists(
     st.sampled_from(
-        ["Word", "word", "e.g.", "etc.)", "1.", "(a)", "J.", "3.5", "end.", "yes!", '"quoted."',
-         "_it._", "`x`.", ":pep:`8`", "\n", "  ", "\t"]
+        [
+            "Word",
+            "word",
+            "e.g.",
+            "etc.)",
+            "1.",
+            "(a)",
+            "J.",
+            "3.5",
+            "end.",
+            "yes!",
+            '"quoted."',
+            "_it._",
+            "`x`.",
+            ":pep:`8`",
+            "\n",
+            "  ",
+            "\t",
+        ]
     ),
     max_size=30,
 ).map(" ".join)

@@ -40,13 +40,13 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from core.anchors import normalise, sentence_key
 from core.bench.truth import QuerySpec, StatusChange
 from core.citations import strip_citations
 from core.claims import cited_sentences
 from core.keyfacts import clean_value, fact_map, read_key_facts
 from core.metrics import continuity
 from core.models import Citation, Claim, ReportVersion, Section, Snapshot, Source
+from core.passages import normalise, sentence_key
 from core.report_state import ReportDoc, SectionDoc
 from core.repository import citations_of, get_report, get_version, load_doc, outline_of
 from core.review import _text, proposals_of

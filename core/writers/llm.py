@@ -34,12 +34,12 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from rapidfuzz import fuzz, process
 
 from core import costs
-from core.anchors import sentence_key
 from core.citations import Citation, cited_markers, format_citation, rewrite_citations
 from core.claims import cited_sentences
 from core.errors import EvergreenError
 from core.facets import Facet
 from core.keyfacts import read_key_facts, typed
+from core.passages import sentence_key
 from core.report_state import escape_heading_lines
 from core.states import ChangeKind, ClaimOutcome
 from core.text import clean_inline, figures

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
-from core.anchors import sentence_key, stated_fields
 from core.citations import cited_markers
+from core.declared_fields import stated_fields
 from core.facets import Facet, subject_of
 from core.keyfacts import header_fields
+from core.passages import sentence_key
 from core.report_state import escape_heading_lines
 from core.sentences import refers_back, split_cited_sentences
 from core.states import ChangeKind

@@ -22,8 +22,10 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from core.anchors import STATUS_STEMS, field_of, normalise, passages, stated_fields
 from core.citations import cited_markers, strip_citations
+from core.declared_fields import field_of, stated_fields
+from core.passage_changes import STATUS_STEMS
+from core.passages import normalise, passages
 from core.states import ClaimOutcome
 from core.text import clean_inline, stem
 from core.writers.base import ClaimUpdate

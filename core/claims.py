@@ -221,50 +221,14 @@ def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any
     """
     row: dict[str, Any] = {**plan.as_dict(), "old_snapshot_id": plan.snapshot_id}
     if kind == ChangeKind.ERROR:
-        return {
-            **row,
-            "outcome": ClaimOutcome.UNCHECKED,
-            "new_snapshot_id": plan.snapshot_id,
-            "passages": [],
-        }
+        return _unchecked(row, plan)
     if kind == ChangeKind.GONE or current is None or current.content is None:
         if kind != ChangeKind.GONE and (current is None or current.id == plan.snapshot_id):
-            return {
-                **row,
-                "outcome": ClaimOutcome.UNCHECKED,
-                "new_snapshot_id": plan.snapshot_id,
-                "passages": [],
-            }
-        passages = [
-            {"old": s.get("exact", ""), "new": None, "differences": []} for s in plan.selectors
-        ]
-        return {**row, "outcome": ClaimOutcome.GONE, "new_snapshot_id": None, "passages": passages}
+            return _unchecked(row, plan)
+        return _gone(row, plan)
     if plan.state in (ClaimState.UNSUPPORTED, ClaimState.UNRESOLVED) or not plan.selectors:
         # never anchored (imported unread, or no support found): look in the page now
-        fresh = anchor(plan.position, plan.sentence, plan.marker, current)
-        outcome = (
-            ClaimOutcome.ANCHORED
-            if fresh.state == ClaimState.SUPPORTED
-            else ClaimOutcome.UNSUPPORTED
-        )
-        if fresh.detail.get("contradicted"):  # it states a field the page now states otherwise
-            return {
-                **row,
-                "outcome": ClaimOutcome.EDITED,
-                "new_snapshot_id": current.id,
-                "new_selectors": fresh.selectors,
-                "passages": fresh.detail["contradicted"],
-            }
-        return {
-            **row,
-            "outcome": outcome,
-            "new_snapshot_id": current.id,
-            "new_selectors": fresh.selectors,
-            "new_state": fresh.state,
-            "score": fresh.score,
-            "passages": [],
-            "detail": fresh.detail,
-        }
+        return _first_look(row, plan, current)
     if kind == ChangeKind.UNCHANGED or current.id == plan.snapshot_id:
         return {
             **row,
@@ -272,14 +236,62 @@ def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any
             "new_snapshot_id": plan.snapshot_id,
             "passages": [],
         }
-    located: list[Located] = [
-        locate(Selector.from_dict(s), current.content) for s in plan.selectors
-    ]
-    outcome = max((loc.outcome for loc in located), key=lambda o: _SEVERITY[o])
+    return _relocated(row, plan, current.id, current.content)
+
+
+def _unchecked(row: dict[str, Any], plan: ClaimPlan) -> dict[str, Any]:
+    """The check of a claim whose source could not be read: it stays on its snapshot."""
+    return {
+        **row,
+        "outcome": ClaimOutcome.UNCHECKED,
+        "new_snapshot_id": plan.snapshot_id,
+        "passages": [],
+    }
+
+
+def _gone(row: dict[str, Any], plan: ClaimPlan) -> dict[str, Any]:
+    """The check of a claim whose source is gone: every passage of it is gone."""
+    passages = [{"old": s.get("exact", ""), "new": None, "differences": []} for s in plan.selectors]
+    return {**row, "outcome": ClaimOutcome.GONE, "new_snapshot_id": None, "passages": passages}
+
+
+def _first_look(row: dict[str, Any], plan: ClaimPlan, current: Snapshot) -> dict[str, Any]:
+    """The check of a claim never anchored: its support looked for in the page now."""
+    fresh = anchor(plan.position, plan.sentence, plan.marker, current)
+    outcome = (
+        ClaimOutcome.ANCHORED if fresh.state == ClaimState.SUPPORTED else ClaimOutcome.UNSUPPORTED
+    )
+    if fresh.detail.get("contradicted"):  # it states a field the page now states otherwise
+        return {
+            **row,
+            "outcome": ClaimOutcome.EDITED,
+            "new_snapshot_id": current.id,
+            "new_selectors": fresh.selectors,
+            "passages": fresh.detail["contradicted"],
+        }
     return {
         **row,
         "outcome": outcome,
         "new_snapshot_id": current.id,
+        "new_selectors": fresh.selectors,
+        "new_state": fresh.state,
+        "score": fresh.score,
+        "passages": [],
+        "detail": fresh.detail,
+    }
+
+
+def _relocated(
+    row: dict[str, Any], plan: ClaimPlan, snapshot_id: int | None, content: str
+) -> dict[str, Any]:
+    """The check of an anchored claim against a newer snapshot: each of its passages
+    re-found in ``content``; the claim's outcome is the worst of theirs."""
+    located: list[Located] = [locate(Selector.from_dict(s), content) for s in plan.selectors]
+    outcome = max((loc.outcome for loc in located), key=lambda o: _SEVERITY[o])
+    return {
+        **row,
+        "outcome": outcome,
+        "new_snapshot_id": snapshot_id,
         "new_selectors": [loc.selector.as_dict() for loc in located if loc.selector],
         "passages": [
             {"old": loc.old, "new": loc.new, "differences": loc.differences, "outcome": loc.outcome}

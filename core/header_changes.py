@@ -13,15 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.claim_diff import normalise
-from core.keyfacts import (
-    HeaderBlock,
-    KeyFact,
-    fact_changes,
-    fact_map,
-    header_blocks,
-    join_fields,
-    read_key_facts,
-)
+from core.header_blocks import HeaderBlock, header_blocks
+from core.key_fact import KeyFact
+from core.keyfacts import fact_changes, fact_map, join_fields, read_key_facts
 from core.page_units import HEADER_LAYOUTS, LINE_LAYOUTS, fact_unit
 
 __all__ = ["HOUSEKEEPING_HEADERS", "header_units", "key_fact_reasons"]

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from core.citations import strip_citations
 from core.claims import cited_sentences
-from core.keyfacts import KeyFact, read_key_facts
+from core.key_fact import KeyFact
+from core.keyfacts import read_key_facts
 from core.passage_changes import STATUS_STEMS
 from core.report_state import SectionDoc
 from core.sentences import refers_back

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from core.hashing import normalise_newlines
-from core.keyfacts import KeyFact, header_blocks
+from core.header_blocks import header_blocks
+from core.key_fact import KeyFact
 from core.sentences import split_prose
 
 __all__ = ["HEADER_LAYOUTS", "LINE_LAYOUTS", "fact_unit", "split_sentences"]

@@ -49,7 +49,8 @@ def _digest(value: Any) -> str:
 
 
 def record(out: Path, corpora: list[Path]) -> None:
-    from core.keyfacts import header_blocks, read_key_facts
+    from core.header_blocks import header_blocks
+    from core.keyfacts import read_key_facts
 
     # the old homes first: another checkout's core may lack the new modules
     header_fields = _first(("core.changes", "header_fields"), ("core.keyfacts", "header_fields"))

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from core.claim_diff import normalise
+from core.header_blocks import header_blocks
 from core.headers import MAX_VALUE_CHARS, front_matter, read_rfc822, split_front_matter
-from core.keyfacts import header_blocks, header_fields
+from core.keyfacts import header_fields
 from core.links import MD_LINK, strip_md_links
 from core.reference_entries import entry_number, parse_entry_text, read_entries
 from core.report_state import parse_markdown

@@ -10,15 +10,9 @@ from pathlib import Path
 import pytest
 
 from core.changes import classify_change
-from core.keyfacts import (
-    KeyFact,
-    fact_changes,
-    fact_map,
-    header_blocks,
-    header_fields,
-    read_key_facts,
-    typed,
-)
+from core.header_blocks import header_blocks
+from core.key_fact import KeyFact, typed
+from core.keyfacts import fact_changes, fact_map, header_fields, read_key_facts
 from core.material import material_reasons
 from core.page_units import split_sentences
 

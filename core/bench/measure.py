@@ -43,7 +43,8 @@ from sqlmodel import Session, col, select
 from core.bench.truth import QuerySpec, StatusChange
 from core.citations import strip_citations
 from core.claims import cited_sentences
-from core.keyfacts import clean_value, fact_map, read_key_facts
+from core.fact_values import clean_value
+from core.keyfacts import fact_map, read_key_facts
 from core.metrics import continuity
 from core.models import Citation, Claim, ReportVersion, Section, Snapshot, Source
 from core.passages import normalise, sentence_key

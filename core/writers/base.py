@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 from core.changes import ClaimChange
 from core.errors import EvergreenError
 from core.facets import Facet
-from core.keyfacts import fact_kind
+from core.key_fact import fact_kind
 
 
 class WriterFailed(EvergreenError):

@@ -38,7 +38,8 @@ from core.citations import Citation, cited_markers, format_citation, rewrite_cit
 from core.claims import cited_sentences
 from core.errors import EvergreenError
 from core.facets import Facet
-from core.keyfacts import read_key_facts, typed
+from core.key_fact import typed
+from core.keyfacts import read_key_facts
 from core.passages import sentence_key
 from core.report_state import escape_heading_lines
 from core.states import ChangeKind, ClaimOutcome

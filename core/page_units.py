@@ -62,7 +62,20 @@ def split_sentences(text: str) -> list[str]:
     text = normalise_newlines(text)
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = text.split("\n")
+    field_at, drop_at = _header_units(text)
+    segments = _LineWalk(text.split("\n"), field_at, drop_at).segments()
+    out: list[str] = []
+    for seg, splittable in segments:
+        if splittable:
+            out.extend(split_prose(seg))
+        elif seg:
+            out.append(seg)
+    return out
+
+
+def _header_units(text: str) -> tuple[dict[int, tuple[int, str]], dict[int, int]]:
+    """The page's header fields by line offset (their end offset and unit), and its
+    header blocks by start offset (their end: lines there that are not content)."""
     field_at: dict[int, tuple[int, str]] = {}  # line offset -> (end offset, unit)
     drop_at: dict[int, int] = {}  # header block start -> end (lines that are not content)
     for block in header_blocks(text):
@@ -71,87 +84,109 @@ def split_sentences(text: str) -> list[str]:
                 field_at[fact.start] = (fact.start + len(fact.raw), fact_unit(fact))
             if block.layout in HEADER_LAYOUTS:
                 drop_at[block.start] = block.end
-    last_header = max([*field_at, *drop_at], default=-1)
-    segments: list[tuple[str, bool]] = []  # (text, may be sentence-split)
+    return field_at, drop_at
 
-    cur: list[str] = []
-    table = False
 
-    def flush() -> None:
-        if cur:
-            segments.append((" ".join(cur), True))
-            cur.clear()
+class _LineWalk:
+    """One pass over a page's lines, cutting them into segments: (text, may be
+    sentence-split). Header fields, table rows and section titles are segments of their
+    own; prose lines gather until a blank line, markup or a list item ends them."""
 
-    body = lines
-    comment_indent: int | None = None
-    emacs = False
-    pos = 0
-    hold = -1  # lines starting before this offset belong to a header field or block
-    for i, line in enumerate(body):
-        here = pos
-        pos += len(line) + 1
-        if here <= last_header or here < hold:
-            if here in drop_at:
-                hold = max(hold, drop_at[here])
-            field = field_at.get(here)
-            if field is not None:
-                flush()
-                table = False
-                segments.append((field[1], False))
-                hold = max(hold, field[0])
+    def __init__(
+        self, lines: list[str], field_at: dict[int, tuple[int, str]], drop_at: dict[int, int]
+    ) -> None:
+        self.lines = lines
+        self.field_at = field_at
+        self.drop_at = drop_at
+        self.last_header = max([*field_at, *drop_at], default=-1)
+        self.out: list[tuple[str, bool]] = []
+        self.cur: list[str] = []
+        self.table = False
+        self.comment_indent: int | None = None
+        self.emacs = False
+        self.hold = -1  # lines starting before this offset belong to a header field or block
+
+    def flush(self) -> None:
+        if self.cur:
+            self.out.append((" ".join(self.cur), True))
+            self.cur.clear()
+
+    def segments(self) -> list[tuple[str, bool]]:
+        pos = 0
+        for i, line in enumerate(self.lines):
+            here = pos
+            pos += len(line) + 1
+            if (here <= self.last_header or here < self.hold) and self._in_header(here):
                 continue
-            if here < hold:
+            stripped = line.strip()
+            first = stripped[:1]
+            if self._not_content(line, stripped, first) or self._own_unit(i, line, stripped, first):
                 continue
-        stripped = line.strip()
-        first = stripped[:1]
-        if emacs or (first == "L" or first == ".") and _EMACS_START.match(line):
-            flush()  # editor settings block ("Local Variables: ... End:"), not content
-            emacs = not _EMACS_END.match(line)
-            continue
-        if comment_indent is not None:
-            if not stripped or len(line) - len(line.lstrip()) > comment_indent:
-                continue  # inside an rst comment
-            comment_indent = None
+            if (first in _ITEM_FIRST_CHARS or first.isalnum()) and (
+                _LIST_ITEM.match(line) or _MD_HEADING.match(line) or _EXPLICIT_MARKUP.match(line)
+            ):
+                self.flush()
+            self.cur.append(stripped)
+        self.flush()
+        return self.out
+
+    def _in_header(self, here: int) -> bool:
+        """Whether the line at offset ``here`` is done with as part of the header: a
+        field's first line (its unit), or a line inside a field or header block."""
+        if here in self.drop_at:
+            self.hold = max(self.hold, self.drop_at[here])
+        field = self.field_at.get(here)
+        if field is not None:
+            self.flush()
+            self.table = False
+            self.out.append((field[1], False))
+            self.hold = max(self.hold, field[0])
+            return True
+        return here < self.hold
+
+    def _not_content(self, line: str, stripped: str, first: str) -> bool:
+        """Whether the line is no content (editor settings, rst comments, blank lines,
+        markup-only lines), ending the prose before it."""
+        if self.emacs or (first == "L" or first == ".") and _EMACS_START.match(line):
+            self.flush()  # editor settings block ("Local Variables: ... End:"), not content
+            self.emacs = not _EMACS_END.match(line)
+            return True
+        if self.comment_indent is not None:
+            if not stripped or len(line) - len(line.lstrip()) > self.comment_indent:
+                return True  # inside an rst comment
+            self.comment_indent = None
         if not stripped:
-            flush()
-            table = False
-            continue
+            self.flush()
+            self.table = False
+            return True
         if first == ".":
             m = _RST_COMMENT.match(line)
             if m:
-                flush()
-                comment_indent = len(m.group(1))
-                continue
+                self.flush()
+                self.comment_indent = len(m.group(1))
+                return True
         if first in _MARKUP_CHARS:
             if _TABLE_BORDER.match(line):
-                flush()
-                table = True
-                continue
+                self.flush()
+                self.table = True
+                return True
             if _MARKUP_LINE.match(line):
-                flush()
-                continue
-        if table or first == "|":
-            flush()
-            segments.append((stripped, True))
-            continue
+                self.flush()
+                return True
+        return False
+
+    def _own_unit(self, i: int, line: str, stripped: str, first: str) -> bool:
+        """Whether the line is a segment of its own: a table row or a section title."""
+        if self.table or first == "|":
+            self.flush()
+            self.out.append((stripped, True))
+            return True
+        body = self.lines
         nxt = body[i + 1].lstrip()[:1] if i + 1 < len(body) else ""
         if nxt and nxt in _MARKUP_CHARS:
             under = body[i + 1]
             if _UNDERLINE.match(under) and len(under.strip()) >= len(stripped) - 2:
-                flush()  # section title
-                segments.append((stripped, True))
-                continue
-        if (first in _ITEM_FIRST_CHARS or first.isalnum()) and (
-            _LIST_ITEM.match(line) or _MD_HEADING.match(line) or _EXPLICIT_MARKUP.match(line)
-        ):
-            flush()
-        cur.append(stripped)
-    flush()
-
-    out: list[str] = []
-    for seg, splittable in segments:
-        if splittable:
-            out.extend(split_prose(seg))
-        elif seg:
-            out.append(seg)
-    return out
+                self.flush()  # section title
+                self.out.append((stripped, True))
+                return True
+        return False

@@ -19,8 +19,8 @@ from core.metrics import tokenize
 from core.prune import drop_markers
 from core.views import markdown_html
 from core.writers.base import ClaimUpdate, EvidenceChange
-from core.writers.llm import filter_citations
 from core.writers.offline import OfflineWriter
+from core.writers.reply_checks import filter_citations
 
 # --------------------------------------------------------------------------- the grammar
 

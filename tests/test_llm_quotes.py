@@ -20,7 +20,7 @@ from core.review import proposals_of
 from core.sources.corpus import add_corpus
 from core.update import update_report
 from core.writers.base import ClaimUpdate, Draft, Evidence, EvidenceChange
-from core.writers.llm import SectionText
+from core.writers.replies import SectionText
 from tests.conftest import write_jsonl
 from tests.fakes.openai_server import BAD_QUOTE, FakeOpenAI, Step
 from tests.helpers.corpus import FLOW as FLOW_PAGE

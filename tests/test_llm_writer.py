@@ -23,8 +23,9 @@ from core.sources.corpus import add_corpus
 from core.update import update_report
 from core.writers import get_writer
 from core.writers.base import BudgetExceeded, Evidence, EvidenceChange, WriterFailed
-from core.writers.llm import LlmWriter, filter_citations
+from core.writers.llm import LlmWriter
 from core.writers.prompts import PROMPTS_DIR, load_prompt, parse_prompt
+from core.writers.reply_checks import filter_citations
 from tests.conftest import write_jsonl
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.helpers.corpus import QUESTION, corpus_records

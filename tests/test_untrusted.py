@@ -25,7 +25,7 @@ from core.models import Source
 from core.repository import get_report
 from core.sources.corpus import Corpus
 from core.views import markdown_html, version_html
-from core.writers.llm import clean_body
+from core.writers.reply_checks import clean_body
 
 VIEWER = MarkdownIt("commonmark", {"html": True}).enable("table")
 VIEWER.validateLink = lambda url: True  # as a viewer that renders javascript: links

@@ -21,7 +21,7 @@ def get_writer(name: str | None = None) -> Writer:
         return OfflineWriter()
     if name == "openai":
         from core.settings import get_settings
-        from core.writers.llm import LlmWriter
+        from core.writers.llm import LlmWriter  # lazy: loads openai, only for this writer
 
         return LlmWriter.from_settings(get_settings())
     raise EvergreenError(f"Unknown writer {name!r}: choose one of {', '.join(WRITERS)}.")

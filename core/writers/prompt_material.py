@@ -1,0 +1,117 @@
+"""What the LLM writer puts into its prompts besides the question and heading.
+
+Sources are quoted as delimited, untrusted material (``<source>`` blocks nothing inside
+may close); a revision is shown its changed sources' heads and the passages its changed
+claims now rest on, the changes as lines and the claims as ``<claim>`` blocks; the
+repair note names the sentences a revision left stating what a source no longer says.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from core.key_fact import typed
+from core.keyfacts import read_key_facts
+from core.states import ChangeKind, ClaimOutcome
+from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
+
+_TAG = re.compile(r"<(/?)(source|current_section|claim)", re.I)  # the prompts' delimiters
+
+REVISION_HEAD_CHARS = 800  # a changed source's head shown to a revision
+REVISION_NEW_CHARS = 2000  # a source shown to a revision without changed claims
+
+
+def quote_source(ev: Evidence, limit: int, text: str | None = None) -> str:
+    """A source as quoted, delimited, untrusted material (``text``: the part of it to
+    show, by default its content; its declared facts are always read from the whole)."""
+    content = re.sub(r"\n{3,}", "\n\n", (ev.content if text is None else text).strip())
+    if len(content) > limit:
+        content = content[:limit].rsplit(" ", 1)[0] + " […]"
+    # Nothing inside may close (or open) the delimiter.
+    content = _TAG.sub(r"&lt;\1\2", content)
+    title = " ".join((ev.title or ev.url).split()).replace("<", "&lt;")
+    declared = "; ".join(
+        f"{f.label}: {f.value}" for f in read_key_facts(ev.content) if typed(f) and f.value
+    )
+    declares = _TAG.sub(r"&lt;\1\2", f"declares: {one_line(declared)}\n") if declared else ""
+    return (
+        f'<source id="{ev.marker}">\ntitle: {title}\nurl: {ev.url}\n{declares}---\n'
+        f"{content}\n</source>"
+    )
+
+
+def one_line(text: str | None, limit: int = 400) -> str:
+    flat = _TAG.sub(r"&lt;\1\2", " ".join((text or "").split()))
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def revision_bundle(
+    changes: Sequence[EvidenceChange],
+    new_evidence: Sequence[Evidence],
+    claims: Sequence[ClaimUpdate],
+) -> str:
+    """What a revision shows the model: of a changed source only its head (where it
+    declares its status) and the passages its changed claims now rest on — the
+    section already says the rest — and of a new source a shorter excerpt than a
+    first report's. An update costs a fraction of writing the section again."""
+    parts = []
+    for change in changes:
+        if change.new is None:
+            continue
+        now = [new for u in claims if u.marker == change.marker for _old, new in u.passages]
+        focus = [p for p in dict.fromkeys(now) if p]
+        head = change.new.content[:REVISION_HEAD_CHARS]
+        text = "\n\n[…]\n\n".join([head, *focus]) if focus else None
+        limit = REVISION_HEAD_CHARS + sum(len(p) + 10 for p in focus) + 20
+        parts.append(quote_source(change.new, limit if focus else REVISION_NEW_CHARS, text))
+    parts.extend(quote_source(e, REVISION_NEW_CHARS) for e in new_evidence)
+    return "\n\n".join(parts)
+
+
+def describe_change(c: EvidenceChange) -> str:
+    if c.kind == ChangeKind.GONE or c.new is None:
+        return (
+            f"Source [{c.marker}]: gone — the page no longer exists. Sentences citing "
+            f"[{c.marker}] must drop that citation, and be removed if nothing else supports them."
+        )
+    lines = [f"Source [{c.marker}] ({one_line(c.new.title, 150)}): {c.kind}"]
+    if c.reasons:
+        lines.append("  reasons: " + "; ".join(one_line(r, 200) for r in list(c.reasons)[:6]))
+    for claim in list(c.claims)[:12]:
+        if claim.before and claim.after:
+            lines.append(f'  - was: "{one_line(claim.before)}"\n    now: "{one_line(claim.after)}"')
+        elif claim.after:
+            lines.append(f'  - added: "{one_line(claim.after)}"')
+        elif claim.before:
+            lines.append(f'  - removed: "{one_line(claim.before)}"')
+    return "\n".join(lines)
+
+
+def describe_claim(u: ClaimUpdate) -> str:
+    """One claim to rewrite, as a <claim> block: the sentence, then each passage it rested
+    on as it was and as the source now has it."""
+    lines = [f'<claim source="{u.marker}">', f"sentence: {one_line(u.sentence, 1500)}"]
+    if u.title:
+        lines.append(f"title: {one_line(u.title, 150)}")
+    for old, new in u.passages:
+        lines.append(f"was: {one_line(old, 800)}")
+        lines.append(f"now: {one_line(new, 800) if new is not None else '(gone)'}")
+    if not u.passages:
+        lines.append("now: (gone)" if u.outcome == ClaimOutcome.GONE else "now: (changed)")
+    if u.differences:
+        diffs = dict.fromkeys(one_line(d, 200) for d in u.differences)
+        lines.append("differences: " + "; ".join(list(diffs)[:8]))
+    lines.append("</claim>")
+    return "\n".join(lines)
+
+
+def stale_problem(stale: Sequence[ClaimUpdate]) -> str:
+    sentences = list(dict.fromkeys((one_line(u.sentence, 300), u.marker) for u in stale))
+    named = "; ".join(f'"{s}" (its <claim source="{m}"> block)' for s, m in sentences[:6])
+    return (
+        f"{len(sentences)} sentence(s) named in the <claim> blocks are unchanged and still "
+        f"cite the source that no longer says them: {named}. Rewrite each so it states what "
+        'its "now" passages say (the new figure, date or status, never the old one), or '
+        "drop it when every passage is gone; keep every other sentence exactly as it is"
+    )

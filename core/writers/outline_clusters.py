@@ -1,0 +1,94 @@
+"""The offline writer's outline when the question names no parts: the retrieved pages
+clustered by their words (average-link, deterministic), each cluster headed by the title
+words its pages share.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from core.text import STOP, clean_inline, cosine, terms
+from core.writers.base import Evidence
+
+
+def agglomerate(vecs: list[dict[str, float]], k: int) -> list[list[int]]:
+    """Average-link agglomerative clustering down to k clusters (deterministic)."""
+    clusters = [[i] for i in range(len(vecs))]
+    sim = {(i, j): cosine(vecs[i], vecs[j]) for i in range(len(vecs)) for j in range(i)}
+
+    def link(a: list[int], b: list[int]) -> float:
+        total = sum(sim[(max(i, j), min(i, j))] for i in a for j in b)
+        return total / (len(a) * len(b))
+
+    while len(clusters) > k:
+        best = (-1.0, 0, 0)
+        for x in range(len(clusters)):
+            for y in range(x):
+                s = link(clusters[x], clusters[y])
+                if s > best[0]:
+                    best = (s, x, y)
+        _, x, y = best
+        clusters[y] = sorted(clusters[y] + clusters[x])
+        del clusters[x]
+    return clusters
+
+
+def heading_for(members: list[Evidence], title_idf: dict[str, float], question: str) -> str:
+    """A heading from the cluster's dominant title words (title-cased, 2–4 words)."""
+    if len(members) == 1:
+        return _short_title(members[0].title)
+    phrase = _shared_phrase([clean_inline(ev.title) for ev in members])
+    if phrase:
+        return phrase
+    words: Counter[str] = Counter()
+    surface: dict[str, str] = {}
+    for ev in members:
+        seen: set[str] = set()
+        for w in re.findall(r"[^\W_][\w-]*", clean_inline(ev.title)):
+            key = terms(w)
+            if not key or key[0] in seen:
+                continue
+            seen.add(key[0])
+            words[key[0]] += 1
+            surface.setdefault(key[0], w)
+    ranked = sorted(
+        words, key=lambda t: (-(words[t] * title_idf.get(t, 1.0)) if words[t] > 1 else 0, t)
+    )
+    top = [surface[t] for t in ranked if words[t] > 1][:3]
+    if not top:
+        return _short_title(members[0].title)
+    top = [w if w.isupper() else w.capitalize() if i == 0 else w.lower() for i, w in enumerate(top)]
+    return top[0] if len(top) == 1 else f"{', '.join(top[:-1])} and {top[-1]}"
+
+
+def _shared_phrase(titles: list[str]) -> str | None:
+    """The longest run of two or more words (no stop word at either end) that at least
+    two titles share — "Type hints" from "Type Hints for …" and "… Type Hints" — as a
+    heading; None when no titles share one."""
+    counts: Counter[tuple[str, ...]] = Counter()
+    surface: dict[tuple[str, ...], str] = {}
+    for title in titles:
+        words = re.findall(r"[^\W_][\w'-]*", title)
+        seen: set[tuple[str, ...]] = set()
+        for n in (4, 3, 2):
+            for i in range(len(words) - n + 1):
+                run = words[i : i + n]
+                if run[0].casefold() in STOP or run[-1].casefold() in STOP:
+                    continue
+                key = tuple(w.casefold() for w in run)
+                if key not in seen:
+                    seen.add(key)
+                    counts[key] += 1
+                    surface.setdefault(key, " ".join(run))
+    shared = [k for k, n in counts.items() if n >= 2]
+    if not shared:
+        return None
+    best = max(shared, key=lambda k: (len(k), counts[k], -len(surface[k])))
+    text = surface[best]
+    return text[0].upper() + text[1:] if not text[:1].isupper() else text
+
+
+def _short_title(title: str, limit: int = 70) -> str:
+    text = clean_inline(title).strip(" .") or "Sources"
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"

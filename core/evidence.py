@@ -1,5 +1,5 @@
 """The evidence pool: refresh what a report cites (discovering what is new:
-``core.discovery``).
+``core.discovery``; fetching pages: ``core.fetching``; storing them: ``core.snapshot_store``).
 
 Refresh re-fetches each cited source once, concurrently: an identical hash is
 ``unchanged`` (no similarity, no diff); otherwise the change is classified
@@ -9,33 +9,24 @@ Refresh re-fetches each cited source once, concurrently: an identical hash is
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session
 
-from core import faults
 from core.changes import ChangeResult, ClaimChange, classify_change
 from core.checks import FetchOutcome, SharedChecks
 from core.costs import CostMeter
 from core.dates import as_utc, day, iso, utcnow
-from core.errors import EvergreenError
+from core.fetching import looks
 from core.hashing import content_hash
 from core.models import PoolEntry, Report, Snapshot, Source, UpdateRun
 from core.report_settings import DEFAULT_TAU
 from core.repository import pool_entry
-from core.sources.base import (
-    FetchedPage,
-    Fetcher,
-    NotModified,
-    PageNotFound,
-    Validators,
-)
+from core.snapshot_store import json_safe, run_snapshots, store_snapshot
+from core.sources.base import Fetcher
 from core.states import ChangeKind
 from core.writers.base import Evidence
 
@@ -85,134 +76,6 @@ class Found:
     snapshot: Snapshot
     section_key: str | None = None
     score: float = 0.0
-
-
-def fetch_many(
-    fetcher: Fetcher,
-    urls: Sequence[str],
-    as_of: datetime,
-    meter: CostMeter,
-    *,
-    concurrency: int = 8,
-    stage: str = "fetch",
-    validators: Mapping[str, Validators] | None = None,
-) -> dict[str, FetchOutcome]:
-    """Fetch each URL once, at most ``concurrency`` at a time; never raises for a page.
-    A URL with ``validators`` is asked conditionally: a 304 is ``not_modified`` (no page:
-    the caller has its text)."""
-
-    def one(url: str) -> tuple[str, FetchOutcome]:
-        valid = (validators or {}).get(url)
-        try:
-            if valid:
-                page = fetcher.fetch(url, as_of, validators=valid)
-            else:
-                page = fetcher.fetch(url, as_of)
-            meter.add(stage, fetcher.name, fetches=1, bytes=len(page.content.encode("utf-8")))
-            return url, FetchOutcome(page)
-        except NotModified:
-            meter.add(stage, fetcher.name, not_modified=1)
-            return url, FetchOutcome(None, not_modified=True)
-        except PageNotFound as exc:
-            meter.add(stage, fetcher.name, fetches=1)
-            return url, FetchOutcome(None, str(exc), gone=True)
-        except EvergreenError as exc:
-            meter.add(stage, fetcher.name, fetches=1)
-            return url, FetchOutcome(None, str(exc))
-
-    unique = list(dict.fromkeys(urls))
-    with _pool(max(1, min(concurrency, len(unique) or 1))) as pool:
-        return dict(pool.map(one, unique))
-
-
-@contextmanager
-def _pool(workers: int) -> Iterator[ThreadPoolExecutor]:
-    """A thread pool that, when its caller stops early (Ctrl-C, a cancel), drops queued
-    fetches and does not wait for the ones in flight."""
-    pool = ThreadPoolExecutor(max_workers=workers)
-    try:
-        yield pool
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-
-
-def store_snapshot(
-    session: Session,
-    source: Source,
-    page: FetchedPage,
-    *,
-    as_of: datetime,
-    run_id: int | None,
-    previous: Snapshot | None = None,
-    change: ChangeResult | None = None,
-) -> Snapshot:
-    snap = Snapshot(
-        source_id=source.id,
-        title=page.title or source.title,
-        content=page.content,
-        content_hash=content_hash(page.content),
-        fetched_at=utcnow(),
-        as_of=as_of,
-        published=page.published,
-        previous_id=previous.id if previous else None,
-        change_kind=change.kind if change else "new",
-        similarity=change.similarity if change else None,
-        claim_diff=[c.as_dict() for c in change.claims] if change else [],
-        reasons=list(change.reasons) if change else [],
-        run_id=run_id,
-        meta=json_safe(page.meta),
-    )
-    session.add(snap)
-    if page.title and page.title != source.title:
-        source.title = page.title
-        session.add(source)
-    session.flush()
-    return snap
-
-
-def json_safe(meta: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A page's metadata as stored (JSON types only)."""
-    if not meta:
-        return {}
-    return json.loads(json.dumps(dict(meta), default=str))
-
-
-def fetch_stream(
-    fetcher: Fetcher,
-    urls: Sequence[str],
-    as_of: datetime,
-    meter: CostMeter,
-    *,
-    concurrency: int = 8,
-    stage: str = "fetch",
-    validators: Mapping[str, Validators] | None = None,
-) -> Iterator[tuple[str, FetchOutcome]]:
-    """Like fetch_many, but yields each page as soon as it arrives, so the caller can
-    store it at once (a crash then loses at most the fetches in flight)."""
-    unique = list(dict.fromkeys(urls))
-    if not unique:
-        return
-
-    def one(url: str) -> FetchOutcome:
-        return fetch_many(
-            fetcher, [url], as_of, meter, concurrency=1, stage=stage, validators=validators
-        )[url]
-
-    with _pool(max(1, min(concurrency, len(unique)))) as pool:
-        futures = {pool.submit(one, url): url for url in unique}
-        for future in as_completed(futures):
-            faults.point("fetch")
-            yield futures[future], future.result()
-
-
-def run_snapshots(session: Session, run_id: int | None) -> dict[tuple[int, str], Snapshot]:
-    """What this run already fetched (by source and as-of), for a resumed run."""
-    if run_id is None:
-        return {}
-    rows = session.exec(select(Snapshot).where(Snapshot.run_id == run_id)).all()
-    return {(s.source_id, iso(s.as_of) or ""): s for s in rows}
 
 
 def _stored_change(snap: Snapshot) -> ChangeResult:
@@ -276,40 +139,6 @@ def refresh(
             checks.record(sources[url], as_of, outcome, job.results[pending[url]].current)
     session.flush()
     return [job.results[m] for m in sorted(job.results)]
-
-
-def looks(
-    checks: SharedChecks,
-    fetcher: Fetcher,
-    sources: Mapping[str, Source | None],
-    as_of: datetime,
-    meter: CostMeter,
-    *,
-    concurrency: int,
-    stage: str,
-) -> Iterator[tuple[str, FetchOutcome]]:
-    """Each page (url → outcome) as the shared pool has it — a look another run made that
-    still serves, counted as a shared check — or as fetched now, conditionally when an
-    earlier look left validators (a 304 brings back the text that look stored). A URL
-    with no source yet is fetched."""
-    known = {url: source for url, source in sources.items() if source is not None}
-    reused = checks.fresh(known, as_of)
-    for url, outcome in reused.items():
-        meter.add(stage, "pool", shared_checks=1)
-        yield url, outcome
-    rest = {url: source for url, source in sources.items() if url not in reused}
-    validators = checks.validators({u: s for u, s in rest.items() if s is not None})
-    for url, outcome in fetch_stream(
-        fetcher,
-        list(rest),
-        as_of,
-        meter,
-        concurrency=concurrency,
-        stage=stage,
-        validators=validators,
-    ):
-        source = rest[url]
-        yield url, checks.settle(source, outcome) if source is not None else outcome
 
 
 def _needs_base(prev: Snapshot, outcome: FetchOutcome, base_as_of: datetime | None) -> bool:

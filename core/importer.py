@@ -31,7 +31,6 @@ from sqlmodel import Session, col, select
 from core.claims import claim_counts
 from core.dates import day, parse_as_of, utcnow
 from core.errors import EvergreenError, NotFoundError
-from core.evidence import json_safe
 from core.hashing import content_hash
 from core.models import Report, Snapshot, UpdateRun
 from core.report_state import ReportDoc, parse_markdown
@@ -43,6 +42,7 @@ from core.repository import (
     get_or_create_source,
     pool_entry,
 )
+from core.snapshot_store import json_safe
 from core.source_spec import SourceSpec
 from core.sources.base import FetchedPage
 from core.states import ClaimState, RunKind, RunStatus, SectionStatus

@@ -12,8 +12,8 @@ from sqlmodel import Session
 from core.costs import CostMeter
 from core.dates import as_utc, day, utcnow
 from core.errors import EvergreenError
-from core.evidence import fetch_many, store_snapshot
 from core.facets import facets_of
+from core.fetching import fetch_many
 from core.models import Report, UpdateRun
 from core.overview import DERIVED_HEADINGS, derived_sections
 from core.prune import Budget, budget_of, fit_words, keep_fact_lines, merge_repeats, superseded_by
@@ -29,6 +29,7 @@ from core.repository import (
 )
 from core.run_context import RunContext
 from core.runs import call_writer, run_work, start_run
+from core.snapshot_store import store_snapshot
 from core.sources.base import FetchedPage, SearchResult
 from core.sources.registry import Providers, providers_for
 from core.states import ChangeKind, RunStatus

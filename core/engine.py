@@ -23,7 +23,7 @@ from core.errors import EvergreenError
 from core.evidence import Checked, Found, pool_summary, refresh
 from core.models import Report, ReportVersion, SectionProposal, Snapshot, UpdateRun
 from core.overview import DERIVED_KEYS
-from core.prune import SourcePlan, budget_of, plan_sources, words
+from core.prune import words
 from core.report_proposals import (
     merge_repeated_facts,
     orphan_target,
@@ -36,6 +36,7 @@ from core.review import commit_run, proposals_of
 from core.run_context import RunContext
 from core.section_evidence import check_claims
 from core.section_proposals import Drafting, propose_section
+from core.source_plan import SourcePlan, budget_of, plan_sources
 from core.sources.registry import Providers
 from core.states import TEXT_CHANGES, Action, ChangeKind, RunStatus
 from core.writers.base import BudgetExceeded, Writer, WriterFailed

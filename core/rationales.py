@@ -10,7 +10,7 @@ from core.claim_words import short_title
 from core.claims import cited_sentences
 from core.declared_fields import stated_fields
 from core.draft_check import DraftCheck
-from core.prune import Budget
+from core.source_plan import Budget
 from core.states import ClaimOutcome
 from core.writers.base import ClaimUpdate, EvidenceChange, declared_news
 

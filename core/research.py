@@ -16,7 +16,7 @@ from core.facets import facets_of
 from core.fetching import fetch_many
 from core.models import Report, UpdateRun
 from core.overview import DERIVED_HEADINGS, derived_sections
-from core.prune import Budget, budget_of, fit_words, keep_fact_lines, merge_repeats, superseded_by
+from core.prune import fit_words, keep_fact_lines, merge_repeats
 from core.relevance import Relevance, assign, choice_floor, facet_choice, first_choice
 from core.report_settings import ReportSettings, settings_of
 from core.report_state import SectionDoc, make_section_keys
@@ -30,6 +30,7 @@ from core.repository import (
 from core.run_context import RunContext
 from core.runs import call_writer, run_work, start_run
 from core.snapshot_store import store_snapshot
+from core.source_plan import Budget, budget_of, superseded_by
 from core.sources.base import FetchedPage, SearchResult
 from core.sources.registry import Providers, providers_for
 from core.states import ChangeKind, RunStatus

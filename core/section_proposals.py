@@ -19,7 +19,7 @@ from core.draft_check import DraftCheck, check_draft
 from core.evidence import Checked, Found
 from core.models import Report, SectionProposal, UpdateRun
 from core.passages import sentence_key
-from core.prune import Budget, SourcePlan, drop_markers, fit_words, keep_fact_lines
+from core.prune import drop_markers, fit_words, keep_fact_lines
 from core.rationales import (
     corrections,
     draft_flags,
@@ -39,6 +39,7 @@ from core.section_evidence import (
     still_stale,
     title_of,
 )
+from core.source_plan import Budget, SourcePlan
 from core.states import TEXT_CHANGES, Action, ChangeKind, ClaimOutcome, Decision
 from core.writers.base import (
     BudgetExceeded,

@@ -14,21 +14,11 @@ from sqlalchemy import update
 from sqlmodel import select
 
 from core.actions import review
-from core.bench.measure import (
-    Pages,
-    VersionView,
-    candidates,
-    fact_accuracy,
-    fact_stated,
-    key_source_recall,
-    quality,
-    relevance,
-    topical_precision,
-    unfresh_sources,
-    view,
-    words,
-)
+from core.bench.fact_accuracy import fact_accuracy, fact_stated
+from core.bench.freshness import unfresh_sources
+from core.bench.measure import Pages, VersionView, quality, view
 from core.bench.output import aggregate, summary_line, table_md, targets_line
+from core.bench.relevance import candidates, key_source_recall, relevance, topical_precision, words
 from core.bench.runner import BenchConfig
 from core.bench.truth import QuerySpec, StatusChange, YearTruth, load_queries
 from core.dates import parse_as_of

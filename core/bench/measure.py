@@ -1,61 +1,38 @@
-"""Numbers about one committed version, checked against the text, not the engine's word.
+"""Numbers about one committed version, checked against the text, not the engine's word:
+the version as measured (:class:`VersionView`), the corpus as ground truth (:class:`Pages`),
+and its claims.
 
 - ``support``: the share of cited sentences with a claim anchored in the snapshot it
   cites: state ``supported`` *and* every selector's ``exact`` text found in that
   snapshot's content.
 - ``stale_claims``: claims that still cite a snapshot whose passage the page, as the
   corpus holds it at the version's date, no longer contains (or marked stale).
-- ``fact_accuracy``: of the key-fact (status) changes that hit a source the previous
-  version cited, the share the version states: a sentence citing the source gives the
-  new value, and none gives the old one as current.
-- ``freshness``: of the sources R(t-1) cited that changed materially by t, the share
-  whose old citing sentences R(t) either changed or re-anchored intact (from the run's
-  proposals); for a rebuild, the share it cites again.
 
-Relevance and size (ground truth from the queries file, pages from the corpus):
-
-- ``topical_precision``: |cited ∩ relevant| / |cited| — the share of the sources R(t)
-  cites that the question's relevant set holds (None when it cites nothing).
-- ``key_source_recall``: of the key sources (relevant pages scored at least
-  ``key_share`` × the question's top score, :meth:`QuerySpec.key_sources`) that exist in
-  the corpus at t, the share R(t) cites (None when there are none).
-- ``discovery_recall``: of the relevant pages new in the window (t_prev, t], the share
-  the run fetched as candidates — every page it stored a ``new`` snapshot of (discovery
-  stores each fetched search hit so; a from-scratch create stores every page it
-  fetched, so a regenerated report's candidates are its whole fetched pool). However
-  many of them the report then cites. None without a window (a first report) or when
-  no relevant page is new in it.
-- ``words``: the words of R(t)'s section bodies, citation markers left out.
+The other measures: ``fact_accuracy`` (``core.bench.fact_accuracy``), ``freshness``
+(``core.bench.freshness``), relevance and size (``core.bench.relevance``).
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from collections.abc import Iterable, Set
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from sqlmodel import Session, col, select
 
-from core.bench.truth import QuerySpec, StatusChange
-from core.citations import strip_citations
 from core.claims import cited_sentences
-from core.fact_values import clean_value
 from core.keyfacts import fact_map, read_key_facts
 from core.metrics import continuity
 from core.models import Citation, Claim, ReportVersion, Section, Snapshot, Source
-from core.passages import normalise, sentence_key
-from core.report_state import ReportDoc, SectionDoc
+from core.passages import sentence_key
+from core.report_state import ReportDoc
 from core.repository import citations_of, get_report, get_version, load_doc, outline_of
-from core.review import _text, proposals_of
+from core.review import _text
 from core.sources.base import PageNotFound
-from core.states import HOLDING_OUTCOMES, ClaimOutcome, ClaimState
-
-#: outcomes of a re-checked claim after which its unchanged sentence is still anchored
-FRESH_OUTCOMES = HOLDING_OUTCOMES | {ClaimOutcome.ANCHORED}
+from core.sources.corpus import Corpus
+from core.states import ClaimState
 
 
 @dataclass
@@ -95,8 +72,6 @@ class Pages:
     """What the corpus says a page was at an instant (the benchmark's ground truth)."""
 
     def __init__(self, corpus_name: str) -> None:
-        from core.sources.corpus import Corpus
-
         self.corpus = Corpus.open(corpus_name)
         self._cache: dict[tuple[str, datetime], tuple[str, dict[str, Any]] | None] = {}
 
@@ -249,260 +224,3 @@ def stale_claims(claims: Iterable[ClaimRow], as_of: datetime, pages: Pages | Non
         if current is None or not all(_exact_in(s, current) for s in c.selectors):
             n += 1
     return n
-
-
-# --------------------------------------------------------------------------- key facts
-
-
-def _plain(text: str) -> str:
-    """``text`` without [n] markers and Markdown/rst/HTML markup, casefolded."""
-    return normalise(clean_value(strip_citations(text)))
-
-
-def _value_forms(value: str) -> tuple[str, str]:
-    """(the value, its status word): ``Implemented (Swift 5.5)`` → ``implemented``."""
-    full = _plain(value)
-    return full, re.sub(r"\s*\(.*\)\s*$", "", full).strip() or full
-
-
-@lru_cache(maxsize=4096)
-def _word_re(value: str) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)")
-
-
-#: a value reads as a status when a "status" field or clause precedes it (up to a ";"),
-#: when it follows a copula or a bracket ("is now final", "(Accepted)", "from Draft to
-#: Final"), or when an arrow joins it to another ("Accepted → Final"). Not: a verb or an
-#: adjective in prose ("if the function only accepted three strings", "a final qualifier").
-_STATUS_CLAUSE = re.compile(r"\bstatus\b")
-_LEAD = re.compile(
-    r"(?:(?<!\w)(?P<word>is|was|are|were|be|been|being|remains?|remained|stays?|stayed|"
-    r"becomes?|became|now|marked|declared|from|to)|[(\[:→>])\s*"
-    r"(?:(?:now|still|currently|officially|formally|already|finally|also|a|an|the|as)\s+)*$"
-)
-_TRAIL_ARROW = re.compile(r"^\s*(?:→|->|=>)")
-_VERB_OBJECT = re.compile(r"^\s+(?:a|an|the|new|and|it|them|this|that|one)\b")
-
-
-def _mentions(text: str, value: str) -> bool:
-    """Whether normalised ``text`` states ``value`` as a status (see :data:`_LEAD`)."""
-    for m in _word_re(value).finditer(text):
-        head = text[max(0, m.start() - 80) : m.start()]
-        if _STATUS_CLAUSE.search(head[head.rfind(";") + 1 :]):
-            return True
-        if _TRAIL_ARROW.match(text[m.end() :]):
-            return True
-        lead = _LEAD.search(head)
-        if lead is None:
-            continue
-        if lead["word"] == "to" and _VERB_OBJECT.match(text[m.end() :]):
-            continue  # "to draft a proposal": a verb
-        return True
-    return False
-
-
-def _says(text: str, values: Iterable[str]) -> bool:
-    return any(v and _mentions(text, v) for v in values)
-
-
-def fact_stated(
-    sentences: Iterable[str], new_values: Iterable[str], old_values: Iterable[str]
-) -> bool:
-    """True when a sentence states a new value, and no sentence states an old value as
-    current (an old value may appear only beside a new one: "Accepted → Final").
-
-    Compared normalised (casefolded, markup stripped), as a status (:func:`_mentions`:
-    "Status: Final", "is now final", "(Final)", "Accepted → Final"); a new value with a
-    parenthesised qualifier also counts as its status word alone ("implemented" for
-    "Implemented (Swift 5.5)"), unless an old value has that word too.
-    """
-    new_forms = [_value_forms(v) for v in new_values if v.strip()]
-    old_forms = [_value_forms(v) for v in old_values if v.strip()]
-    new_full = {f for f, _ in new_forms}
-    old_full = {f for f, _ in old_forms} - new_full
-    new_bases = {b for _, b in new_forms} - {b for _, b in old_forms}
-    old_bases = {b for _, b in old_forms} - {b for _, b in new_forms}
-    new_ok = new_full | new_bases
-    old_said = old_full | old_bases
-    states_new = False
-    for sentence in sentences:
-        text = _plain(sentence)
-        says_new = _says(text, new_ok)
-        if _says(text, old_said) and not says_new:
-            return False
-        states_new = states_new or says_new
-    return states_new
-
-
-def citing_sentences(
-    sections: Iterable[SectionDoc], marker_urls: dict[int, str]
-) -> dict[str, list[str]]:
-    """url → the sentences of the sections that cite it."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for section in sections:
-        for _pos, sentence, markers in cited_sentences(section.body):
-            for url in dict.fromkeys(marker_urls[m] for m in markers if m in marker_urls):
-                out[url].append(sentence)
-    return out
-
-
-def fact_accuracy(
-    v: VersionView,
-    prev_urls: set[str],
-    changes: dict[str, StatusChange],
-    pages: Pages | None,
-    prev_as_of: datetime,
-) -> tuple[float | None, int]:
-    """(share of the status changes of sources ``prev_urls`` cites that ``v`` states, how
-    many changes there were); None when no change hit a cited source."""
-    hits = {u: c for u, c in changes.items() if u in prev_urls}
-    if not hits:
-        return None, 0
-    said = citing_sentences(v.doc.sections, v.marker_urls)
-    right = 0
-    for url, change in hits.items():
-        new, old = [change.after], [change.before]
-        if pages is not None:  # the values as the page itself declares them
-            new.append(pages.status(url, v.version.as_of) or "")
-            old.append(pages.status(url, prev_as_of) or "")
-        if fact_stated(said.get(url, []), new, old):
-            right += 1
-    return round(right / len(hits), 4), len(hits)
-
-
-# --------------------------------------------------------------------------- freshness
-
-
-def freshness_update(
-    session: Session, run_id: int, prev: VersionView, material: set[str], new: VersionView
-) -> float | None:
-    """Of the sources R(t-1) cited that changed materially by t, the share for which
-    every sentence of R(t-1) citing them that R(t) still states unchanged was re-anchored
-    intact (its check held: intact, moved, reworded, or anchored for the first time, and
-    its claim in R(t) is anchored verbatim in the snapshot it cites); sentences the update
-    changed or removed count as handled. An extend that leaves such sentences untouched
-    while their claims were edited or gone is not fresh."""
-    targets = prev.urls & material
-    if not targets:
-        return None
-    keys = dict(
-        session.exec(
-            select(Section.id, Section.key).where(Section.version_id == new.version.id)
-        ).all()
-    )
-    verified = {
-        (keys[c.section_id], sentence_key(c.sentence), c.marker)
-        for c in claim_rows(session, new.version.id)
-        if anchored(c)
-    }
-    final = {sec.key: sec.body for sec in new.doc.sections}
-    missed = unfresh_sources(
-        proposals_of(session, run_id), prev.marker_urls, targets, final, verified
-    )
-    return round(len(targets - missed) / len(targets), 4)
-
-
-def unfresh_sources(
-    proposals: Iterable[Any],
-    marker_urls: dict[int, str],
-    targets: set[str],
-    final: dict[str, str],
-    verified: set[tuple[str, str, int]],
-) -> set[str]:
-    """The target sources some sentence of R(t-1) still cites, unchanged in R(t), without
-    having been re-anchored intact. ``proposals`` are the run's (``key``, ``old_text``,
-    ``claims`` checks); ``final`` is R(t)'s section bodies by key; ``verified`` holds the
-    (section key, sentence key, marker) of R(t)'s claims anchored verbatim."""
-    missed: set[str] = set()
-    for p in proposals:
-        body = final.get(p.key)
-        if not p.old_text or body is None:
-            continue  # an added section (all new sentences) or a removed one
-        kept = {(sentence_key(s), m) for _pos, s, ms in cited_sentences(body) for m in ms}
-        outcome = {
-            (sentence_key(str(c["sentence"])), int(c["marker"])): c.get("outcome")
-            for c in p.claims or []
-        }
-        for _pos, sentence, markers in cited_sentences(p.old_text):
-            for m in markers:
-                url = marker_urls.get(m)
-                key = (sentence_key(sentence), m)
-                if url not in targets or key not in kept:
-                    continue  # another source, or a sentence the update changed
-                if outcome.get(key) not in FRESH_OUTCOMES or (p.key, *key) not in verified:
-                    missed.add(url)
-    return missed
-
-
-def freshness_rebuild(prev_urls: set[str], material: set[str], new_urls: set[str]) -> float | None:
-    """For a from-scratch report: the share of those sources it cites again (read anew)."""
-    targets = prev_urls & material
-    if not targets:
-        return None
-    return round(len(targets & new_urls) / len(targets), 4)
-
-
-def recall(new_pages: set[str], cited: set[str]) -> float | None:
-    return round(len(new_pages & cited) / len(new_pages), 4) if new_pages else None
-
-
-# --------------------------------------------------------------------------- relevance, size
-
-
-def topical_precision(cited: Set[str], relevant: Set[str]) -> float | None:
-    """|cited ∩ relevant| / |cited|; None for a report that cites nothing."""
-    return round(len(cited & relevant) / len(cited), 4) if cited else None
-
-
-def key_source_recall(
-    key: Set[str], cited: Set[str], as_of: datetime, pages: Pages
-) -> tuple[float | None, int]:
-    """(share of the key sources that exist in the corpus at ``as_of`` which ``cited``
-    holds, how many exist then); None when none exists."""
-    present = {u for u in key if pages.exists(u, as_of)}
-    return recall(present, set(cited)), len(present)
-
-
-def candidates(session: Session, run_id: int) -> set[str]:
-    """The URLs of the pages run ``run_id`` fetched as new: its ``new`` snapshots."""
-    return set(
-        session.exec(
-            select(Source.url)
-            .join(Snapshot, col(Snapshot.source_id) == Source.id)
-            .where(Snapshot.run_id == run_id, Snapshot.change_kind == "new")
-            .distinct()
-        ).all()
-    )
-
-
-def words(doc: ReportDoc) -> int:
-    """Words of the report's section bodies (preamble included), markers left out."""
-    return sum(len(strip_citations(s.body).split()) for s in doc.sections)
-
-
-def relevance(
-    session: Session,
-    spec: QuerySpec,
-    v: VersionView,
-    *,
-    run_id: int,
-    window: tuple[int, int] | None,
-    pages: Pages,
-    key_share: float,
-) -> dict[str, Any]:
-    """Topical precision, key-source recall, discovery recall (over the years ``window``
-    (t_prev, t], if any) and size of version ``v``, made by run ``run_id``."""
-    cited = v.urls
-    ksr, n_key = key_source_recall(spec.key_sources(key_share), cited, v.version.as_of, pages)
-    new = spec.new_between(*window) if window else set()
-    found = new & candidates(session, run_id) if new else set()
-    return {
-        "topical_precision": topical_precision(cited, spec.relevant),
-        "key_source_recall": ksr,
-        "key_sources": n_key,
-        "discovery_recall": recall(new, found),
-        "discovery_new": len(new),
-        "discovery_found": len(found),
-        "cited": len(cited),
-        "words": words(v.doc),
-    }

@@ -14,17 +14,20 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core import config
+from core.bench.measure import Pages
+from core.bench.steps import create_step, import_baseline, update_step
 from core.bench.truth import QuerySpec
+from core.db import session_scope
 from core.errors import EvergreenError
+from core.export import version_markdown
 from core.report_settings import ReportSettings
+from core.repository import get_report
 from core.source_spec import SourceSpec
-from core.states import RunStatus
-
-if TYPE_CHECKING:
-    from core.bench.measure import Pages
+from core.writers import get_writer
+from core.writers.base import BudgetExceeded, WriterFailed
 
 SYSTEMS_DOC = {
     "baseline": "from scratch at every t (OEDR)",
@@ -58,10 +61,6 @@ class BenchConfig:
             raise EvergreenError(
                 f"--key-share {self.key_share:g} is not a share of the top score: give 0 < s ≤ 1."
             )
-
-
-def year_end(year: int) -> str:
-    return f"{year}-12-31"
 
 
 def planned_steps(cfg: BenchConfig) -> int:
@@ -103,8 +102,6 @@ def _run_question(spec: QuerySpec, cfg: BenchConfig, out: Path, queue: Any) -> l
         if queue is not None:
             queue.put(1)
 
-    from core.bench.measure import Pages
-
     pages = Pages(cfg.corpus)  # the corpus as ground truth: pages as they stood at t
     try:
         _run_systems(spec, cfg, records, done, emit, pages)
@@ -132,21 +129,23 @@ def _run_systems(
             continue
         prev = by.get(("baseline", years[i - 1])) if i else None
         prev_t = years[i - 1] if i else None
-        rec = _create(spec, "baseline", t, source, settings, prev, prev_t, pages, cfg.key_share)
+        rec = create_step(spec, "baseline", t, source, settings, prev, prev_t, pages, cfg.key_share)
         by[("baseline", t)] = rec
         emit(rec)
 
     if "lct" in cfg.tasks:
         first = years[0]
         if ("lct", first) not in done:
-            rec = _create(spec, "lct", first, source, settings, None, None, pages, cfg.key_share)
+            rec = create_step(
+                spec, "lct", first, source, settings, None, None, pages, cfg.key_share
+            )
             by[("lct", first)] = rec
             emit(rec)
         report_id = by[("lct", first)]["report_id"]
         for i, t in enumerate(years[1:], start=1):
             if ("lct", t) in done:
                 continue
-            rec = _update(spec, "lct", report_id, t, years[i - 1], pages, cfg.key_share)
+            rec = update_step(spec, "lct", report_id, t, years[i - 1], pages, cfg.key_share)
             _maybe_judge(cfg, spec, rec, by)
             by[("lct", t)] = rec
             emit(rec)
@@ -159,121 +158,11 @@ def _run_systems(
                 if t0 not in years or (system, t) in done:
                     continue
                 base = by[("baseline", t0)]
-                report_id = _import_baseline(spec, base["report_id"], t0, source, settings)
-                rec = _update(spec, system, report_id, t, t0, pages, cfg.key_share)
+                report_id = import_baseline(spec, base["report_id"], t0, source, settings)
+                rec = update_step(spec, system, report_id, t, t0, pages, cfg.key_share)
                 _maybe_judge(cfg, spec, rec, by)
                 by[(system, t)] = rec
                 emit(rec)
-
-
-def _create(
-    spec: QuerySpec,
-    system: str,
-    t: int,
-    source: str,
-    settings: dict[str, Any],
-    prev: dict[str, Any] | None,
-    prev_t: int | None,
-    pages: Pages,
-    key_share: float,
-) -> dict[str, Any]:
-    from core.bench.measure import (
-        continuity_between,
-        fact_accuracy,
-        freshness_rebuild,
-        quality,
-        recall,
-        relevance,
-        view,
-    )
-    from core.dates import parse_as_of
-    from core.db import session_scope
-    from core.research import create_report
-
-    res = create_report(
-        spec.query,
-        title=f"[bench] {system} {spec.id} {t}",
-        as_of=parse_as_of(year_end(t)),
-        source=source,
-        settings=settings,
-    )
-    rec = _record(spec, system, t, res["report_id"], res["version"], res["cost"])
-    with session_scope() as s:
-        v = view(s, res["report_id"])
-        rec.update(quality(s, v, pages))
-        window = (prev_t, t) if prev_t is not None else None
-        rec.update(
-            relevance(
-                s, spec, v, run_id=res["run_id"], window=window, pages=pages, key_share=key_share
-            )
-        )
-        if prev is not None and prev_t is not None:
-            p = view(s, prev["report_id"])
-            rec["continuity"] = continuity_between(p, v)
-            rec["freshness"] = freshness_rebuild(p.urls, spec.material_between(prev_t, t), v.urls)
-            rec["new_evidence_recall"] = recall(spec.new_between(prev_t, t), v.urls)
-            rec["fact_accuracy"], rec["fact_changes"] = fact_accuracy(
-                v, p.urls, spec.status_changes_between(prev_t, t), pages, p.version.as_of
-            )
-    return rec
-
-
-def _update(
-    spec: QuerySpec,
-    system: str,
-    report_id: int,
-    t: int,
-    prev_t: int,
-    pages: Pages,
-    key_share: float,
-) -> dict[str, Any]:
-    from core.bench.measure import (
-        fact_accuracy,
-        freshness_update,
-        quality,
-        recall,
-        relevance,
-        view,
-    )
-    from core.dates import parse_as_of
-    from core.db import session_scope
-    from core.update import update_report
-
-    _close_open_runs(report_id)
-    with session_scope() as s:
-        prev_number = view(s, report_id).number
-    res = update_report(report_id, as_of=parse_as_of(year_end(t)), approve_all=True)
-    rec = _record(spec, system, t, report_id, res["version"], res["cost"])
-    rec.update(
-        continuity=res["continuity"],
-        evidence=res["evidence"],
-        actions=res["actions"],
-        writer_calls=res["writer_calls"],
-        run_id=res["run_id"],
-    )
-    with session_scope() as s:
-        p = view(s, report_id, prev_number)
-        v = view(s, report_id)
-        rec.update(quality(s, v, pages))
-        rec.update(
-            relevance(
-                s,
-                spec,
-                v,
-                run_id=res["run_id"],
-                window=(prev_t, t),
-                pages=pages,
-                key_share=key_share,
-            )
-        )
-        rec["freshness"] = freshness_update(
-            s, res["run_id"], p, spec.material_between(prev_t, t), v
-        )
-        rec["new_evidence_recall"] = recall(spec.new_between(prev_t, t), v.urls)
-        rec["fact_accuracy"], rec["fact_changes"] = fact_accuracy(
-            v, p.urls, spec.status_changes_between(prev_t, t), pages, p.version.as_of
-        )
-    return rec
 
 
 def _maybe_judge(
@@ -286,12 +175,7 @@ def _maybe_judge(
 
 
 def judge(spec: QuerySpec, report_id: int, baseline_id: int) -> dict[str, Any]:
-    from core.bench.judge import judge_report
-    from core.db import session_scope
-    from core.export import version_markdown
-    from core.repository import get_report
-    from core.writers import get_writer
-    from core.writers.base import BudgetExceeded, WriterFailed
+    from core.bench.judge import judge_report  # lazy: the LLM judge loads openai
     from core.writers.llm import LlmWriter
 
     writer = get_writer("openai")
@@ -309,60 +193,6 @@ def judge(spec: QuerySpec, report_id: int, baseline_id: int) -> dict[str, Any]:
     scores["tokens_in"] = sum(c.tokens_in for c in calls)
     scores["tokens_out"] = sum(c.tokens_out for c in calls)
     return scores
-
-
-def _import_baseline(
-    spec: QuerySpec, baseline_id: int, t0: int, source: str, settings: dict[str, Any]
-) -> int:
-    """R_baseline(t0) as a report without an evidence pool (its Markdown, imported)."""
-    from core.dates import parse_as_of
-    from core.db import session_scope
-    from core.export import version_markdown
-    from core.importer import import_report
-    from core.repository import get_report
-
-    with session_scope() as s:
-        text = version_markdown(s, get_report(s, baseline_id))
-        report, _ = import_report(
-            s, text, query=spec.query, as_of=parse_as_of(year_end(t0)), source=source
-        )
-        report.settings = settings
-        s.add(report)
-        return report.id
-
-
-def _close_open_runs(report_id: int) -> None:
-    """After an interruption: a run left open by a killed process cannot block resuming."""
-    from core.db import session_scope
-    from core.runs import fail_run, open_run_for
-
-    with session_scope() as s:
-        run = open_run_for(s, report_id)
-        stale = run.id if run is not None else None
-    if stale is not None:
-        fail_run(stale, "interrupted; the benchmark resumed without it", status=RunStatus.CANCELLED)
-
-
-def _record(
-    spec: QuerySpec, system: str, t: int, report_id: int, version: int | None, cost: dict[str, Any]
-) -> dict[str, Any]:
-    return {
-        "question": spec.id,
-        "system": system,
-        "t": t,
-        "report_id": report_id,
-        "version": version,
-        "cost": cost,
-        "continuity": None,
-        "evidence": None,
-        "freshness": None,
-        "new_evidence_recall": None,  # retired as a goal: discovery_recall replaces it
-        "topical_precision": None,
-        "key_source_recall": None,
-        "discovery_recall": None,
-        "fact_accuracy": None,
-        "fact_changes": 0,
-    }
 
 
 def _worker(spec: QuerySpec, cfg: BenchConfig, queue: Any) -> list[dict[str, Any]]:

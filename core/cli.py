@@ -761,7 +761,7 @@ def bench_cmd(
 def main() -> None:
     """Entry point: run the CLI, turning known failures into one clear line (exit 1);
     Ctrl-C stops the work, marks its run interrupted and exits 130."""
-    from core.runs import RunInterrupted, RunStopped
+    from core.run_stops import RunInterrupted, RunStopped
 
     try:
         code = app(standalone_mode=False)  # typer returns 130 for a KeyboardInterrupt

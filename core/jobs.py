@@ -150,7 +150,7 @@ def work_on(run_id: int, approve_all: bool = False, *, resumed: bool = False) ->
     bookkeeping starts (e.g. a source that cannot be opened) is recorded here, so a
     run is never left "running" with no worker.
     """
-    from core.runs import RunStopped
+    from core.run_stops import RunStopped
 
     try:
         run_job(run_id, approve_all=approve_all, resumed=resumed)
@@ -214,7 +214,7 @@ def runs_signature(report_id: int | None = None) -> tuple[tuple[int, str], ...]:
 
     from core.db import session_scope
     from core.models import UpdateRun
-    from core.runs import run_state
+    from core.run_liveness import run_state
 
     with session_scope() as session:
         query = select(UpdateRun).order_by(col(UpdateRun.id))
@@ -248,7 +248,8 @@ def cancel(run_id: int) -> str:
     from core.db import session_scope
     from core.models import UpdateRun
     from core.queue import drop_queued
-    from core.runs import QUEUED, fail_run, request_cancel
+    from core.run_liveness import QUEUED
+    from core.runs import fail_run, request_cancel
 
     status = request_cancel(run_id)
     if status == RunStatus.CANCELLING and drop_queued(run_id):
@@ -272,7 +273,8 @@ def abandon(run_id: int) -> str:
     with a recent heartbeat, or the job queue — is on it."""
     from core.db import session_scope
     from core.models import UpdateRun
-    from core.runs import fail_run, worker_alive
+    from core.run_liveness import worker_alive
+    from core.runs import fail_run
 
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
@@ -299,7 +301,7 @@ def resume(run_id: int, *, sync: bool | None = None, approve_all: bool = False) 
     ``execute_update`` with its lease), reusing what it already fetched and proposed.
     Refused at once while a worker — here, or the queue's — is on it; the engine refuses
     a run another live process is doing."""
-    from core.runs import RunStopped
+    from core.run_stops import RunStopped
     from core.update import begin_resume
 
     if is_working(run_id):

@@ -352,7 +352,8 @@ async def requeue_stalled(app: Any, stalled_after: float) -> list[int]:
     from procrastinate import exceptions
     from procrastinate.jobs import Status
 
-    from core.runs import QUEUED, fail_run, mark_queued
+    from core.run_liveness import QUEUED
+    from core.runs import fail_run, mark_queued
 
     back: list[int] = []
     for job in await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after):
@@ -410,7 +411,7 @@ def run_worker(*, concurrency: int = 1, until_empty: bool = False, url: str | No
     the jobs in hand finish; a second signal stops at once, and another worker resumes
     those runs). ``until_empty``: stop once no job is left to take."""
     from core.db import get_engine
-    from core.runs import worker_id
+    from core.run_liveness import worker_id
 
     if not 1 <= concurrency <= 64:
         raise EvergreenError(f"--concurrency must be 1 to 64 (got {concurrency}).")

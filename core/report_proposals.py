@@ -16,7 +16,7 @@ from core.prune import merge_repeats
 from core.rationales import corrections, draft_flags, sources_fit
 from core.relevance import Relevance
 from core.report_state import SectionDoc, make_section_keys
-from core.runs import call_writer
+from core.run_work import call_writer
 from core.section_evidence import found_row
 from core.states import Action, ChangeKind, Decision
 from core.writers.base import BudgetExceeded, Writer, WriterFailed

@@ -361,7 +361,7 @@ def _with_baselines(session: Session, report_id: int) -> list[int]:
 
 def _refuse_working_runs(session: Session, report: Report, report_ids: list[int]) -> None:
     """One clear refusal when a worker is still on a run of these reports."""
-    from core.runs import run_state
+    from core.run_liveness import run_state
 
     runs = session.exec(
         select(UpdateRun).where(

@@ -28,7 +28,8 @@ from core.repository import (
     pool_snapshots,
 )
 from core.run_context import RunContext
-from core.runs import call_writer, run_work, start_run
+from core.run_work import call_writer, run_work
+from core.runs import start_run
 from core.snapshot_store import store_snapshot
 from core.source_plan import Budget, budget_of, superseded_by
 from core.sources.base import FetchedPage, SearchResult

@@ -12,7 +12,7 @@ from sqlmodel import Session
 
 from core.costs import CostMeter
 from core.models import Report, UpdateRun
-from core.runs import checkpoint
+from core.run_work import checkpoint
 from core.sources.registry import Providers
 from core.writers.base import Writer
 

@@ -1,31 +1,24 @@
 """Run lifecycle: a run row is committed before work starts, so a failure can
-always be recorded on it while the work itself rolls back whole."""
+always be recorded on it while the work itself rolls back whole. Registering a run and
+every move between its states, each one a compare-and-set."""
 
 from __future__ import annotations
 
-import os
-import socket
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
 
-from core import faults
-from core.costs import CostMeter
-from core.dates import as_utc, utcnow
+from core.dates import utcnow
 from core.db import session_scope
 from core.errors import EvergreenError, RunBusyError
 from core.models import OPEN_RUN_STATUSES, UpdateRun
 from core.redact import redact_credentials
-from core.states import RunKind, RunStatus
-
-T = TypeVar("T")
+from core.run_liveness import QUEUED, run_state, worker_id
+from core.states import RunStatus
 
 
 def open_run_for(session: Session, report_id: int) -> UpdateRun | None:
@@ -39,7 +32,6 @@ def open_run_for(session: Session, report_id: int) -> UpdateRun | None:
     ).first()
 
 
-STALE_AFTER_SECONDS = 120  # a running run with no checkpoint for this long has no live worker
 RESUMABLE = (
     RunStatus.FAILED,
     RunStatus.CANCELLED,
@@ -47,57 +39,6 @@ RESUMABLE = (
     RunStatus.RUNNING,
     RunStatus.CANCELLING,
 )
-
-
-def worker_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-QUEUED = "queue"  # the worker of a run waiting in the job queue (PostgreSQL, core.queue)
-
-
-def worker_alive(run: UpdateRun) -> bool:
-    """Is some *other* process still doing this run's work? On this host the worker's
-    process id says; a worker on another host is alive while its heartbeat is recent, or
-    while the queue says a live worker holds the run's job. A run waiting in the queue is
-    alive while its job is there. (Whether a thread of this process is on it:
-    ``core.jobs.is_working``.)"""
-    if run.worker == QUEUED:
-        from core.queue import held
-
-        return held(int(run.id))
-    host, _, pid = (run.worker or "").rpartition(":")
-    if host == socket.gethostname() and pid.isdigit():
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return int(pid) != os.getpid()
-    beat = run.heartbeat_at
-    if beat is not None and (utcnow() - as_utc(beat)).total_seconds() < STALE_AFTER_SECONDS:
-        return True
-    if run.worker and run.status in (RunStatus.RUNNING, RunStatus.CANCELLING):
-        from core.queue import held
-
-        return held(int(run.id))  # a long step on a worker elsewhere: its job says
-    return False
-
-
-def run_state(run: UpdateRun) -> RunStatus:
-    """The status to show: a running (or cancelling) run whose worker is gone — killed,
-    crashed, or stopped with Ctrl-C — is *interrupted*, whatever its row still says. (A
-    run of this very process is not: this process registered it or works on it.)"""
-    if run.status in (RunStatus.RUNNING, RunStatus.CANCELLING) and not (
-        worker_alive(run) or _ours(run)
-    ):
-        return RunStatus.INTERRUPTED
-    return run.status
-
-
-def _ours(run: UpdateRun) -> bool:
-    return run.worker == worker_id()
 
 
 def busy_error(run: UpdateRun) -> RunBusyError:
@@ -202,27 +143,8 @@ def end_failed(run_id: int, error: str, lease: int | None = None) -> None:
         fail_run(run_id, error, RunStatus.FAILED, lease=lease, expect=(RunStatus.RUNNING,))
 
 
-class RunStopped(BaseException):
-    """The run's work must stop now: cancelled, interrupted, or taken over by another
-    process. Like asyncio's CancelledError (and KeyboardInterrupt) it is no Exception, so
-    no broad ``except Exception`` / ``except EvergreenError`` on the way swallows it; the
-    doors (CLI, jobs) turn it into a message."""
-
-
-class RunCancelled(RunStopped):
-    """The analyst cancelled the run."""
-
-
-class RunInterrupted(RunStopped):
-    """The process was interrupted (Ctrl-C); the run is marked interrupted."""
-
-
-class RunLost(RunStopped):
-    """Another process took the run over, or it changed under this one; nothing of the
-    current step was written."""
-
-
-def _state_now(run_id: int) -> tuple[str | None, int | None]:
+def state_now(run_id: int) -> tuple[str | None, int | None]:
+    """The run's status and lease as committed now ((None, None): no such run)."""
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
         return (run.status, run.lease) if run else (None, None)
@@ -275,7 +197,7 @@ def request_cancel(run_id: int) -> RunStatus:
             raise EvergreenError(f"Run {run_id} is {seen}; there is nothing to cancel.")
     if done:
         return outcome
-    status, _ = _state_now(run_id)
+    status, _ = state_now(run_id)
     raise EvergreenError(
         f"Run {run_id} changed while it was being cancelled: it is {status} now"
         + ("; nothing was cancelled." if status != RunStatus.CANCELLED else ".")
@@ -390,131 +312,3 @@ def interrupt_run(run_id: int, lease: int) -> None:
             lease=lease,
             values={"worker": None, "heartbeat_at": None},
         )
-
-
-def _stopped(run_id: int, lease: int | None, during: str) -> RunStopped:
-    """Why a compare-and-set of this worker found the run moved on."""
-    status, now_lease = _state_now(run_id)
-    if status == RunStatus.CANCELLING and now_lease == lease:
-        return RunCancelled(f"Run {run_id} was cancelled during: {during}.")
-    return RunLost(
-        f"Run {run_id} was taken over or ended by another process (it is {status} now); "
-        "this process stopped working on it."
-    )
-
-
-def _raise_stopped(run_id: int, lease: int, during: str) -> NoReturn:
-    raise _stopped(run_id, lease, during)
-
-
-def checkpoint(session: Session, run: UpdateRun, text: str, meter: CostMeter | None = None) -> None:
-    """Record progress and commit the work so far — evidence, proposals and costs are kept
-    even if a later step fails or the process dies; stop here if the analyst cancelled or
-    another process took the run over (the heartbeat is a compare-and-set on both)."""
-    if meter is not None:
-        for event in meter.events(run.id):
-            session.add(event)
-    held = set_status(
-        session,
-        run.id,
-        RunStatus.RUNNING,
-        expect=(RunStatus.RUNNING,),
-        lease=run.lease,
-        values={"progress": text[:500], "heartbeat_at": utcnow(), "worker": worker_id()},
-    )
-    if not held:
-        session.rollback()
-        _raise_stopped(run.id, run.lease, text)
-    session.commit()
-
-
-@contextmanager
-def run_work(
-    run_id: int, lease: int | None = None
-) -> Iterator[tuple[Session, UpdateRun, CostMeter]]:
-    """The work of one run. Checkpoints commit as it goes; the final step (proposals,
-    or a version) commits at the end, and only if the run is still this worker's and in
-    the state the work expects (a cancel or take-over meanwhile rolls it back). On any
-    error the run is marked failed, nothing after its last checkpoint remains, and
-    committed versions are untouched. Ctrl-C marks it interrupted."""
-    meter = CostMeter()
-    start = time.perf_counter()
-    held = lease
-    try:
-        with session_scope() as session:
-            run = session.get(UpdateRun, run_id)
-            if run is None:
-                raise EvergreenError(f"No run {run_id}.")
-            if lease is not None and run.lease != lease:
-                raise RunLost(f"Run {run_id} was taken over by another process.")
-            held = run.lease
-            yield session, run, meter
-            for event in meter.events(run_id):
-                session.add(event)
-            run.timings = {
-                **run.timings,
-                "seconds": round(meter.total("seconds"), 3),
-                "wall": round(time.perf_counter() - start, 3),
-            }
-            run.summary = {**run.summary, "writer_calls": int(meter.total("writer_calls"))}
-            _store_baseline(session, run)
-            session.add(run)
-            if not _still_mine(session, run_id, held):
-                raise RunLost(f"Run {run_id} was taken over by another process.")
-    except StaleDataError:  # the final status change found the run moved on
-        stop = _stopped(run_id, held, "its last step")
-        if isinstance(stop, RunCancelled):
-            fail_run(
-                run_id, str(stop), RunStatus.CANCELLED, lease=held, expect=(RunStatus.CANCELLING,)
-            )
-        raise stop from None
-    except RunCancelled as exc:
-        fail_run(run_id, str(exc), RunStatus.CANCELLED, lease=held, expect=(RunStatus.CANCELLING,))
-        raise
-    except RunStopped:
-        raise
-    except KeyboardInterrupt:
-        if held is not None:
-            interrupt_run(run_id, held)
-        raise RunInterrupted(
-            f"Run {run_id} was interrupted — `evergreen resume {run_id}` or "
-            f"`evergreen cancel {run_id}`."
-        ) from None
-    except EvergreenError as exc:
-        end_failed(run_id, str(exc), held)
-        raise
-    except Exception as exc:
-        end_failed(run_id, f"{type(exc).__name__}: {exc}", held)
-        raise
-
-
-def _store_baseline(session: Session, run: UpdateRun) -> None:
-    """Keep with an update what starting over would have cost at its end (its time at
-    the update's pace), so History and Review compare a past run with its own day's
-    baseline, not with today's pool (``core.cost_views.scratch_for_run``)."""
-    if run.kind != RunKind.UPDATE:
-        return
-    from core.cost_views import SCRATCH_KEY, scratch_baseline
-
-    session.flush()  # the run's last cost events, for its pace
-    baseline = scratch_baseline(session, run)
-    run.summary = {**run.summary, SCRATCH_KEY: {**baseline, "at": utcnow().isoformat()}}
-
-
-def _still_mine(session: Session, run_id: int, lease: int | None) -> bool:
-    """Hold the run's row for the final commit: still under this worker's lease."""
-    stmt = update(UpdateRun).where(col(UpdateRun.id) == run_id)
-    if lease is not None:
-        stmt = stmt.where(col(UpdateRun.lease) == lease)
-    result = session.execute(stmt.values(heartbeat_at=utcnow()))
-    return result.rowcount == 1  # type: ignore[attr-defined]
-
-
-def call_writer(meter: CostMeter, stage: str, writer_name: str, fn: Callable[[], T]) -> T:
-    """Every writer call is counted and timed under its stage."""
-    from core.costs import metering
-
-    faults.point("write")
-    with meter.stage(stage, writer_name), metering(meter, stage):
-        meter.add(stage, writer_name, writer_calls=1)
-        return fn()

@@ -29,7 +29,7 @@ from core.rationales import (
     unstated_news,
 )
 from core.report_state import cited_markers
-from core.runs import call_writer
+from core.run_work import call_writer
 from core.section_evidence import (
     check_claims,
     claim_updates,

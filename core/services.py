@@ -10,7 +10,7 @@ from sqlmodel import Session, col, select
 from core.dates import day, iso
 from core.models import CostEvent, PoolEntry, UpdateRun
 from core.repository import latest_version, list_reports
-from core.runs import run_state
+from core.run_liveness import run_state
 from core.source_spec import SourceSpec
 from core.states import RunStatus
 

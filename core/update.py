@@ -17,7 +17,8 @@ from core.errors import EvergreenError
 from core.models import Report, UpdateRun
 from core.report_settings import settings_of
 from core.repository import get_report, get_version
-from core.runs import run_work, start_run
+from core.run_work import run_work
+from core.runs import start_run
 from core.sources.registry import Providers, providers_for
 from core.states import RunKind, RunStatus
 from core.writers import get_writer
@@ -100,7 +101,8 @@ def begin_resume(run_id: int) -> int:
     the take-over is one compare-and-set, so of two processes resuming at once one wins.
     Returns the lease this process now holds on the run."""
     from core.db import session_scope
-    from core.runs import RESUMABLE, busy_error, open_run_for, take_over, worker_alive
+    from core.run_liveness import worker_alive
+    from core.runs import RESUMABLE, busy_error, open_run_for, take_over
 
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))

@@ -51,7 +51,8 @@ from core.repository import (
     snapshot_history,
     versions_of,
 )
-from core.runs import open_run_for, run_state
+from core.run_liveness import run_state
+from core.runs import open_run_for
 from core.services import report_rows, run_cost
 from core.source_spec import SourceSpec
 from core.states import ChangeKind, ClaimState, RunStatus

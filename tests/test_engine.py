@@ -137,7 +137,8 @@ def test_exception_mid_update_leaves_last_version_intact(
 
 def test_cancel_stops_the_run(corpus: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import core.engine as update
-    from core.runs import RunCancelled, request_cancel
+    from core.run_stops import RunCancelled
+    from core.runs import request_cancel
 
     rid = make_report(corpus)
     real = update.discover

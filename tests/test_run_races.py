@@ -203,7 +203,8 @@ def test_a_cancel_after_the_last_step_is_not_lost(
     must not end awaiting review over the analyst's cancel."""
     import core.engine
     import core.update
-    from core.runs import RunCancelled, request_cancel
+    from core.run_stops import RunCancelled
+    from core.runs import request_cancel
 
     real = core.engine.pool_summary
 
@@ -226,7 +227,8 @@ def test_a_broad_except_does_not_swallow_a_cancel(
 ) -> None:
     import core.engine
     import core.update
-    from core.runs import RunCancelled, request_cancel
+    from core.run_stops import RunCancelled
+    from core.runs import request_cancel
 
     swallowed: list[str] = []
 

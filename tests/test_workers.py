@@ -29,7 +29,7 @@ from core.db import session_scope
 from core.errors import EvergreenError
 from core.importer import import_report, read_markdown_file
 from core.models import Report, SectionProposal, Snapshot, UpdateRun
-from core.runs import QUEUED, run_state
+from core.run_liveness import QUEUED, run_state
 from core.schedule import save_report_settings
 from core.workspace import load_sample
 from tests.conftest import run_cli

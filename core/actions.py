@@ -29,6 +29,7 @@ from core.bench.output import write_outputs
 from core.bench.runner import BenchConfig, planned_steps, run_bench
 from core.bench.truth import QuerySpec, load_queries
 from core.cli_results import Created, Deleted, Imported, Reviewed, SettingsShown, Updated
+from core.creation import create_report, create_result
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.export import export_version
@@ -42,7 +43,6 @@ from core.repository import (
     get_report,
     unarchive_report,
 )
-from core.research import create_report, create_result
 from core.review import commit_run, decide, get_run, proposals_of, run_result
 from core.schedule import save_report_settings
 from core.services import check_source

@@ -697,7 +697,7 @@ def worker_cmd(
     Start one per machine, or several; Ctrl-C lets the runs in hand finish, then stops."""
     import logging
 
-    from core.queue import run_worker
+    from core.queue_worker import run_worker
 
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"

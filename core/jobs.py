@@ -29,9 +29,26 @@ import time
 from datetime import datetime
 from typing import Any
 
+from sqlmodel import col, select
+
 from core import config
+from core.db import session_scope
 from core.errors import EvergreenError
+from core.models import UpdateRun
+from core.queue import (
+    drop_queued,
+    enqueue_runs,
+    held,
+    is_postgres,
+    live_workers,
+    require_postgres,
+)
+from core.run_liveness import QUEUED, run_state, worker_alive
+from core.run_stops import RunStopped
+from core.runs import claim, end_failed, fail_run, request_cancel
+from core.sources.registry import providers_for
 from core.states import RunKind, RunStatus
+from core.validation import clean_question
 
 ENV_MODE = "EVERGREEN_JOBS"
 MODES = ("auto", "queue", "thread", "sync")
@@ -55,12 +72,8 @@ def mode() -> str:
     if value not in MODES:
         raise EvergreenError(f"{ENV_MODE} must be one of {', '.join(MODES)} (got {value!r}).")
     if value == "queue":
-        from core.queue import _require_postgres
-
-        _require_postgres()  # a queue needs PostgreSQL: say so, rather than wait forever
+        require_postgres()  # a queue needs PostgreSQL: say so, rather than wait forever
     if value == "auto":
-        from core.queue import is_postgres, live_workers
-
         return "queue" if is_postgres() and live_workers() > 0 else "thread"
     return value
 
@@ -98,8 +111,6 @@ def join_all(timeout: float = 60.0) -> list[str]:
 def _hand_over(run_id: int, how: str, *, approve_all: bool = False) -> None:
     """Give a registered run to its worker: a job in the queue, or a thread here."""
     if how == "queue":
-        from core.queue import enqueue_runs
-
         try:
             enqueue_runs([run_id], approve_all=approve_all)
         except BaseException as exc:  # the run was registered: it must not hang open
@@ -120,10 +131,6 @@ def run_job(
     update is done by ``execute_update`` — on a run that was started before, that is the
     resume path, reusing its checkpoints; a create by ``execute_create``. Returns the
     work's result; raises what the work raises."""
-    from core.db import session_scope
-    from core.models import UpdateRun
-    from core.runs import claim
-
     if lease is None:
         lease = claim(run_id, resumed=resumed)
         if lease is None:
@@ -132,11 +139,11 @@ def run_job(
         run = session.get(UpdateRun, int(run_id))
         kind = run.kind if run else None
     if kind == RunKind.UPDATE:
-        from core.update import execute_update
+        from core.update import execute_update  # lazy: the engine is heavy; cancel needs none
 
         return execute_update(run_id, approve_all=approve_all, lease=lease)
     if kind in (RunKind.CREATE, RunKind.REBUILD):
-        from core.research import execute_create
+        from core.creation import execute_create  # lazy: the engine is heavy; cancel needs none
 
         return execute_create(run_id, lease=lease)
     raise EvergreenError(f"Run {run_id} is a {kind} run; no worker does those.")
@@ -150,8 +157,6 @@ def work_on(run_id: int, approve_all: bool = False, *, resumed: bool = False) ->
     bookkeeping starts (e.g. a source that cannot be opened) is recorded here, so a
     run is never left "running" with no worker.
     """
-    from core.run_stops import RunStopped
-
     try:
         run_job(run_id, approve_all=approve_all, resumed=resumed)
     except RunStopped:  # cancelled or taken over: already recorded on the run
@@ -167,8 +172,6 @@ def work_on(run_id: int, approve_all: bool = False, *, resumed: bool = False) ->
 def _settle(run_id: int, error: str, lease: int | None = None) -> None:
     """A worker that failed outside the engine's bookkeeping: end the run (cancelled if a
     cancel was asked for), unless it moved on meanwhile (compare-and-set)."""
-    from core.runs import end_failed
-
     end_failed(run_id, error, lease)
 
 
@@ -186,7 +189,7 @@ def start_update(
     Raises EvergreenError at once when the update cannot start (e.g. a run of the
     report is already in progress or awaiting review); returns the run id.
     """
-    from core.update import begin_update
+    from core.update import begin_update  # lazy: the engine is heavy; cancel needs none
 
     how = _how(sync)
     run_id = begin_update(report_ref, as_of=as_of, force_recheck=force_recheck)
@@ -198,9 +201,6 @@ def start_update(
 
 
 def status_of(run_id: int) -> str | None:
-    from core.db import session_scope
-    from core.models import UpdateRun
-
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
         return run.status if run else None
@@ -210,12 +210,6 @@ def runs_signature(report_id: int | None = None) -> tuple[tuple[int, str], ...]:
     """Every run (of one report, or of all) as (id, status as shown): a page that keeps
     the signature it was drawn with sees a run started, finished or cancelled elsewhere —
     another tab, a worker, cron or the CLI — by comparing."""
-    from sqlmodel import col, select
-
-    from core.db import session_scope
-    from core.models import UpdateRun
-    from core.run_liveness import run_state
-
     with session_scope() as session:
         query = select(UpdateRun).order_by(col(UpdateRun.id))
         if report_id is not None:
@@ -236,8 +230,6 @@ def is_working(run_id: int) -> bool:
         thread = _workers.get(f"evergreen-run-{run_id}")
     if thread and thread.is_alive():
         return True
-    from core.queue import held
-
     return held(run_id)
 
 
@@ -245,12 +237,6 @@ def cancel(run_id: int) -> str:
     """Ask the run to stop (running → cancelling; its worker stops at the next checkpoint)
     or drop it (awaiting review, interrupted, or still waiting in the job queue: no
     worker → cancelled). Returns the new status."""
-    from core.db import session_scope
-    from core.models import UpdateRun
-    from core.queue import drop_queued
-    from core.run_liveness import QUEUED
-    from core.runs import fail_run, request_cancel
-
     status = request_cancel(run_id)
     if status == RunStatus.CANCELLING and drop_queued(run_id):
         with session_scope() as session:
@@ -271,11 +257,6 @@ def abandon(run_id: int) -> str:
     """Mark a run that no worker is doing (the app stopped mid-run) as failed, so the
     report can be updated again. Refused while a worker — here or in another process
     with a recent heartbeat, or the job queue — is on it."""
-    from core.db import session_scope
-    from core.models import UpdateRun
-    from core.run_liveness import worker_alive
-    from core.runs import fail_run
-
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
         if run is None:
@@ -301,8 +282,7 @@ def resume(run_id: int, *, sync: bool | None = None, approve_all: bool = False) 
     ``execute_update`` with its lease), reusing what it already fetched and proposed.
     Refused at once while a worker — here, or the queue's — is on it; the engine refuses
     a run another live process is doing."""
-    from core.run_stops import RunStopped
-    from core.update import begin_resume
+    from core.update import begin_resume  # lazy: the engine is heavy; cancel needs none
 
     if is_working(run_id):
         raise EvergreenError(f"Run {run_id} is still being worked on; watch it instead.")
@@ -365,7 +345,7 @@ def start_create(
 
     Input is validated here first, so a bad question or source is reported at once.
     """
-    from core.research import create_report
+    from core.creation import create_report  # lazy: the engine is heavy; cancel needs none
 
     how = _how(sync)
     if how == "sync":
@@ -388,7 +368,7 @@ def submit_create(
     """Register a new report (or a rebuild's baseline: ``baseline_of``) and have its
     research done by a worker; returns the create run's id at once. Bad input is
     refused here, before anything is registered."""
-    from core.research import begin_create
+    from core.creation import begin_create  # lazy: the engine is heavy; cancel needs none
 
     question = _checked(question, source)
     how = _how(sync)
@@ -408,9 +388,7 @@ def submit_create(
 
 
 def _checked(question: str, source: str) -> str:
-    from core.services import check_source
-    from core.sources.registry import providers_for
-    from core.validation import clean_question
+    from core.services import check_source  # lazy: ~160 modules; cancel needs none
 
     question = clean_question(question)
     check_source(source)

@@ -1,4 +1,5 @@
-"""Runs as procrastinate jobs (PostgreSQL): the job queue, its tasks and its workers.
+"""Runs as procrastinate jobs (PostgreSQL): the job queue and its tasks (the worker
+process that takes them: ``core.queue_worker``).
 
 With a PostgreSQL database, a run the app or the CLI starts — create, update, resume —
 is registered as usual (``UpdateRun``) and then *queued*: a procrastinate job names it,
@@ -32,12 +33,18 @@ import asyncio
 import logging
 import threading
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import Any
 
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
 from core import config
+from core.db import session_scope
 from core.errors import EvergreenError
+from core.models import UpdateRun
+from core.run_liveness import QUEUED
+from core.runs import fail_run, mark_queued
 from core.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -62,8 +69,6 @@ _ready_lock = threading.Lock()
 
 # -- where the queue lives -----------------------------------------------------------------
 def is_postgres(url: str | None = None) -> bool:
-    from sqlalchemy.engine import make_url
-
     try:
         return make_url(config.database_url(url)).get_backend_name() == "postgresql"
     except Exception:  # an unparsable URL is no PostgreSQL database
@@ -73,8 +78,7 @@ def is_postgres(url: str | None = None) -> bool:
 def conninfo(url: str | None = None) -> str:
     """The libpq connection string for a SQLAlchemy PostgreSQL URL, with procrastinate's
     schema on the search path (what psycopg, and so procrastinate, connects with)."""
-    from psycopg.conninfo import make_conninfo
-    from sqlalchemy.engine import make_url
+    from psycopg.conninfo import make_conninfo  # lazy: psycopg loads only on PostgreSQL
 
     parsed = make_url(config.database_url(url))
     params: dict[str, Any] = {
@@ -92,12 +96,10 @@ def conninfo(url: str | None = None) -> str:
 
 def _where(url: str | None = None) -> str:
     """The database as a log line may show it: no password."""
-    from sqlalchemy.engine import make_url
-
     return make_url(config.database_url(url)).render_as_string(hide_password=True)
 
 
-def _require_postgres(url: str | None = None) -> str:
+def require_postgres(url: str | None = None) -> str:
     url = config.database_url(url)
     if not is_postgres(url):
         raise EvergreenError(
@@ -109,7 +111,7 @@ def _require_postgres(url: str | None = None) -> str:
 
 @contextmanager
 def _connect(url: str | None = None, *, autocommit: bool = True) -> Iterator[Any]:
-    import psycopg
+    import psycopg  # lazy: psycopg loads only on PostgreSQL
 
     try:
         conn = psycopg.connect(conninfo(url), autocommit=autocommit)
@@ -122,9 +124,9 @@ def _connect(url: str | None = None, *, autocommit: bool = True) -> Iterator[Any
 def ensure_schema(url: str | None = None) -> None:
     """Create procrastinate's schema in the database unless it is there (idempotent, and
     safe when several processes start at once: an advisory lock serialises them)."""
-    from procrastinate.schema import SchemaManager
+    from procrastinate.schema import SchemaManager  # lazy: procrastinate only on PostgreSQL
 
-    url = _require_postgres(url)
+    url = require_postgres(url)
     with _ready_lock:
         if url in _ready:
             return
@@ -154,10 +156,6 @@ def _schema_exists(url: str) -> bool:
     with _ready_lock:
         if url in _ready:
             return True
-    from sqlalchemy import text
-
-    from core.db import session_scope
-
     with session_scope(url) as session:
         found = session.execute(
             text("SELECT to_regclass(:t)"), {"t": f"{SCHEMA}.procrastinate_jobs"}
@@ -187,10 +185,6 @@ def live_workers(url: str | None = None) -> int:
     url = config.database_url(url)
     if not is_postgres(url) or not _schema_exists(url):
         return 0
-    from sqlalchemy import text
-
-    from core.db import session_scope
-
     with session_scope(url) as session:
         return int(
             session.execute(
@@ -210,10 +204,6 @@ def held(run_id: int, url: str | None = None) -> bool:
     url = config.database_url(url)
     if not is_postgres(url) or not _schema_exists(url):
         return False
-    from sqlalchemy import text
-
-    from core.db import session_scope
-
     with session_scope(url) as session:
         row = session.execute(
             text(
@@ -232,10 +222,6 @@ def jobs_of(run_id: int, url: str | None = None) -> list[dict[str, Any]]:
     url = config.database_url(url)
     if not is_postgres(url) or not _schema_exists(url):
         return []
-    from sqlalchemy import text
-
-    from core.db import session_scope
-
     with session_scope(url) as session:
         rows = session.execute(
             text(
@@ -251,14 +237,14 @@ def jobs_of(run_id: int, url: str | None = None) -> list[dict[str, Any]]:
 def _deferrer() -> Any:
     """A job manager that only ever works on a connection it is given (no pool: the app
     and the CLI open one short connection per batch of jobs)."""
-    from procrastinate import SyncPsycopgConnector
+    from procrastinate import SyncPsycopgConnector  # lazy: procrastinate only on PostgreSQL
     from procrastinate.manager import JobManager
 
     return JobManager(SyncPsycopgConnector())
 
 
 def _run_job(run_id: int, approve_all: bool) -> Any:
-    from procrastinate.jobs import Job
+    from procrastinate.jobs import Job  # lazy: procrastinate only on PostgreSQL
 
     lock = lock_of(run_id)
     kwargs: dict[str, Any] = {"run_id": int(run_id)}
@@ -273,11 +259,9 @@ def enqueue_runs(
     """Queue a job for each registered run (one connection for all of them) and mark the
     runs queued. A run whose job is already waiting is left as it is: that job will do
     it. Returns the run ids, all now in the queue."""
-    from procrastinate.exceptions import AlreadyEnqueued
+    from procrastinate.exceptions import AlreadyEnqueued  # lazy: procrastinate only on PostgreSQL
 
-    from core.runs import mark_queued
-
-    url = _require_postgres(url)
+    url = require_postgres(url)
     ensure_schema(url)
     manager, queued = _deferrer(), []
     with _connect(url) as conn:
@@ -312,7 +296,7 @@ def _run_task(context: Any, run_id: int, approve_all: bool = False) -> str:
     """Do the run the job names — the same work, and the same function, as a thread of
     the app (``core.jobs.work_on``). A job started before by a worker that stopped
     resumes the run from its checkpoints."""
-    from core.jobs import work_on
+    from core.jobs import work_on  # lazy: a cycle (core.jobs queues its runs here)
 
     return work_on(run_id, approve_all=approve_all, resumed=context.job.attempts > 0)
 
@@ -320,7 +304,7 @@ def _run_task(context: Any, run_id: int, approve_all: bool = False) -> str:
 def _due_task(timestamp: int) -> int:
     """The schedule's tick: queue an update for every due report (the runs then wait
     for review like any other). Returns how many were queued."""
-    from core.schedule import enqueue_due
+    from core.schedule import enqueue_due  # lazy: a cycle (core.schedule queues its runs here)
 
     rows = enqueue_due()
     return sum(1 for r in rows if r["run_id"])
@@ -328,9 +312,9 @@ def _due_task(timestamp: int) -> int:
 
 def make_app(url: str | None = None, *, concurrency: int = 1) -> Any:
     """A procrastinate App on the database, with Evergreen's tasks and the schedule."""
-    from procrastinate import App, PsycopgConnector
+    from procrastinate import App, PsycopgConnector  # lazy: procrastinate only on PostgreSQL
 
-    url = _require_postgres(url)
+    url = require_postgres(url)
     connector = PsycopgConnector(conninfo=conninfo(url), min_size=1, max_size=concurrency + 4)
     app = App(connector=connector)
     app.task(name=RUN_TASK, queue=QUEUE, pass_context=True)(_run_task)
@@ -349,11 +333,8 @@ async def requeue_stalled(app: Any, stalled_after: float) -> list[int]:
     queue, marking their runs queued; a job whose workers died ``MAX_ATTEMPTS`` times
     fails its run instead. Several workers may do this at once: one retry wins, the
     others find the job moved on. Returns the run ids put back."""
-    from procrastinate import exceptions
+    from procrastinate import exceptions  # lazy: procrastinate only on PostgreSQL
     from procrastinate.jobs import Status
-
-    from core.run_liveness import QUEUED
-    from core.runs import fail_run, mark_queued
 
     back: list[int] = []
     for job in await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after):
@@ -386,69 +367,9 @@ async def requeue_stalled(app: Any, stalled_after: float) -> list[int]:
 
 
 async def _worker_of(run_id: int) -> str | None:
-    from core.db import session_scope
-    from core.models import UpdateRun
-
     def read() -> str | None:
         with session_scope() as session:
             run = session.get(UpdateRun, int(run_id))
             return run.worker if run else None
 
     return await asyncio.to_thread(read)
-
-
-async def _watch_stalled(app: Any, every: float, stalled_after: float) -> None:
-    while True:
-        try:
-            await requeue_stalled(app, stalled_after)
-        except Exception:  # a database hiccup: look again next time
-            log.exception("looking for stalled jobs failed")
-        await asyncio.sleep(every)
-
-
-def run_worker(*, concurrency: int = 1, until_empty: bool = False, url: str | None = None) -> None:
-    """An ``evergreen worker``: take jobs until stopped (Ctrl-C or SIGTERM: no new job,
-    the jobs in hand finish; a second signal stops at once, and another worker resumes
-    those runs). ``until_empty``: stop once no job is left to take."""
-    from core.db import get_engine
-    from core.run_liveness import worker_id
-
-    if not 1 <= concurrency <= 64:
-        raise EvergreenError(f"--concurrency must be 1 to 64 (got {concurrency}).")
-    url = _require_postgres(url)
-    heartbeat, stalled = heartbeat_seconds(), stalled_seconds()
-    if heartbeat >= stalled:
-        raise EvergreenError(
-            f"{ENV_HEARTBEAT} ({heartbeat:g} s) must be shorter than {ENV_STALLED} "
-            f"({stalled:g} s), or live workers would be taken for dead."
-        )
-    poll = get_settings().worker_poll
-    get_engine(url)  # Evergreen's own tables, migrated, before any job
-    ensure_schema(url)
-    app = make_app(url, concurrency=concurrency)
-    name = worker_id()
-    log.info("worker %s on %s: %d at a time", name, _where(url), concurrency)
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        # procrastinate runs each (synchronous) job in the loop's default executor
-        loop.set_default_executor(ThreadPoolExecutor(concurrency + 4, "evergreen-job"))
-        async with app.open_async():
-            await requeue_stalled(app, stalled)  # what died while no worker looked
-            watcher = asyncio.create_task(_watch_stalled(app, heartbeat, stalled))
-            try:
-                await app.run_worker_async(
-                    queues=[QUEUE],
-                    name=name,
-                    concurrency=concurrency,
-                    wait=not until_empty,
-                    fetch_job_polling_interval=poll,
-                    abort_job_polling_interval=poll,
-                    update_heartbeat_interval=heartbeat,
-                    stalled_worker_timeout=stalled,
-                    delete_jobs="successful",
-                )
-            finally:
-                watcher.cancel()
-
-    asyncio.run(main())

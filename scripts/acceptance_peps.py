@@ -32,12 +32,12 @@ def main() -> int:
 
     from sqlmodel import select
 
+    from core.creation import create_report
     from core.dates import parse_as_of
     from core.db import session_scope
     from core.metrics import continuity
     from core.models import Snapshot, Source
     from core.repository import get_report, get_version, load_doc, outline_of
-    from core.research import create_report
     from core.review import _text, proposals_of
     from core.sources.corpus import add_corpus
     from core.update import update_report

@@ -74,9 +74,9 @@ def main() -> int:
         os.environ["EVERGREEN_DB"] = args.db
     from sqlalchemy import text
 
+    from core.creation import create_report
     from core.dates import parse_as_of
     from core.db import dispose_engine, get_engine, session_scope
-    from core.research import create_report
     from core.sources.corpus import add_corpus
 
     corpus = base / "load.jsonl"

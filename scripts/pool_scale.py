@@ -251,7 +251,7 @@ def round_costs(run_ids: list[int]) -> dict[str, float]:
 
 
 def run_rounds(world: dict[str, Any], site: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from core.research import create_report
+    from core.creation import create_report
     from core.update import update_report
 
     settings = {"max_sources": args.sources + 10, "results_per_query": args.sources,

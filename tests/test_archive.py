@@ -243,7 +243,7 @@ def test_delete_keeps_a_snapshot_another_report_still_points_at(sample: int) -> 
 
 
 def test_delete_takes_the_baselines_rebuilt_for_the_report(sample: int) -> None:
-    from core.research import create_report
+    from core.creation import create_report
 
     with session_scope() as session:
         report = get_report(session, sample)

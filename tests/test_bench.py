@@ -21,6 +21,7 @@ from core.bench.output import aggregate, summary_line, table_md, targets_line
 from core.bench.relevance import candidates, key_source_recall, relevance, topical_precision, words
 from core.bench.runner import BenchConfig
 from core.bench.truth import QuerySpec, StatusChange, YearTruth, load_queries
+from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
@@ -28,7 +29,6 @@ from core.models import Claim, ReportVersion, Snapshot
 from core.passages import sentence_key
 from core.report_state import RefEntry, ReportDoc, SectionDoc
 from core.repository import claims_of_version
-from core.research import create_report
 from core.review import proposals_of
 from core.sources.corpus import Corpus, add_corpus
 from core.update import update_report

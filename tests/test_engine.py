@@ -8,12 +8,12 @@ import pytest
 from sqlmodel import select
 
 from core.actions import review
+from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.models import ReportVersion, Snapshot, UpdateRun
 from core.repository import get_report, get_version, load_doc, sections_of
-from core.research import create_report
 from core.review import proposals_of
 from core.sources.corpus import add_corpus
 from core.update import update_report

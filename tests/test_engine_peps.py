@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope
-from core.research import create_report
 from core.review import proposals_of
 from core.sources.corpus import add_corpus
 from core.update import update_report

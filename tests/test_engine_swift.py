@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import Source
 from core.repository import citations_of, claims_of_version, get_report, get_version
-from core.research import create_report
 from core.sources.corpus import add_corpus
 from core.update import update_report
 

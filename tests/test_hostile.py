@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlmodel import select
 
+from core.creation import create_report
 from core.db import session_scope
 from core.diffing import inline_html, side_by_side_html, word_diff
 from core.errors import EvergreenError
@@ -30,7 +31,6 @@ from core.models import Report, Snapshot, UpdateRun
 from core.overview import DERIVED_KEYS
 from core.report_state import cited_markers, parse_markdown, render_markdown
 from core.repository import get_report, get_version, sections_of
-from core.research import create_report
 from core.sources.tavily import TavilySearch
 from core.sources.urlpolicy import UrlPolicy, UrlRefused
 from core.sources.web import WebFetcher

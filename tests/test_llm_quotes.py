@@ -12,10 +12,10 @@ from sqlmodel import select
 from core.anchors import anchor_claim
 from core.changes import ClaimChange
 from core.citations import strip_citations
+from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import Claim, Section
-from core.research import create_report
 from core.review import proposals_of
 from core.sources.corpus import add_corpus
 from core.update import update_report

@@ -8,6 +8,7 @@ from pathlib import Path
 from sqlmodel import select
 
 from core.claims import cited_sentences
+from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import Claim, Section
@@ -22,7 +23,6 @@ from core.overview import (
 )
 from core.report_state import SectionDoc
 from core.repository import get_report, get_version, load_doc
-from core.research import create_report
 from core.review import commit_run, get_run, proposals_of
 from core.sources.corpus import add_corpus
 from core.update import update_report

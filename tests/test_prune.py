@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import Source
 from core.overview import DERIVED_KEYS
 from core.prune import drop_markers, fit_words, keep_fact_lines, merge_repeats
 from core.repository import citations_of, get_report, get_version
-from core.research import create_report
 from core.review import commit_run, get_run, proposals_of
 from core.source_plan import choose_sources, superseded_by
 from core.sources.corpus import add_corpus

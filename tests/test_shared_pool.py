@@ -15,11 +15,11 @@ from streamlit.testing.v1 import AppTest
 
 from core.actions import review
 from core.checks import news_since_versions, source_use
+from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import CheckUse, CostEvent, Snapshot, Source, SourceCheck
 from core.repository import delete_report, get_report
-from core.research import create_report
 from core.review import proposals_of
 from core.sources.base import NotModified, Validators
 from core.sources.corpus import add_corpus

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
+from core.creation import create_report
 from core.dates import utcnow
 from core.db import session_scope
 from core.models import Citation, CostEvent, ReportVersion, Snapshot, Source
 from core.overview import DERIVED_KEYS
 from core.repository import get_report, load_doc
-from core.research import create_report
 from core.review import proposals_of
 from core.sources.web import find_chromium
 from core.update import update_report

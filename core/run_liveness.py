@@ -27,7 +27,7 @@ def worker_alive(run: UpdateRun) -> bool:
     alive while its job is there. (Whether a thread of this process is on it:
     ``core.jobs.is_working``.)"""
     if run.worker == QUEUED:
-        from core.queue import held
+        from core.queue import held  # lazy: a cycle (core.queue moves runs via core.runs)
 
         return held(int(run.id))
     host, _, pid = (run.worker or "").rpartition(":")

@@ -18,7 +18,7 @@ from core.models import Citation, CostEvent, ReportVersion, Snapshot, Source
 from core.overview import DERIVED_KEYS
 from core.repository import get_report, load_doc
 from core.review import proposals_of
-from core.sources.web import find_chromium
+from core.sources.chromium import find_chromium
 from core.update import update_report
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tavily_server import FakeTavily

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from core.sources.chromium import find_chromium
 from core.sources.urlpolicy import UrlPolicy
-from core.sources.web import find_chromium
 from tests.fakes.env import use_loopback_providers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tavily_server import FakeTavily

@@ -14,7 +14,7 @@ from core.keyfacts import header_fields
 from core.links import MD_LINK, strip_md_links
 from core.reference_entries import entry_number, parse_entry_text, read_entries
 from core.report_state import parse_markdown
-from core.sources.corpus import read_folder
+from core.sources.corpus_files import read_folder
 
 
 def _lines(text: str) -> list[str]:

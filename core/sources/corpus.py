@@ -12,24 +12,18 @@ same URL; a record marked ``gone`` ends the page's life at that instant.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
-import os
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from core import config
-from core.dates import iso, parse_as_of, parse_published, utcnow
+from core.dates import parse_as_of, utcnow
 from core.errors import EvergreenError, NotFoundError
-from core.hashing import content_hash
-from core.headers import split_front_matter
 from core.sources.base import (
     FetchedPage,
     PageNotFound,
@@ -37,10 +31,16 @@ from core.sources.base import (
     Validators,
     canonical_url,
 )
-from core.untrusted import strip_bidi
+from core.sources.corpus_files import PageRecord, read_folder, read_jsonl
+from core.sources.corpus_store import (
+    SCHEMA,
+    ImportResult,
+    parse_stored_time,
+    stored_time,
+    write_import,
+)
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-FOLDER_SUFFIXES = {".md", ".markdown", ".txt", ".html", ".htm"}
 STOPWORDS = frozenset(
     """a an and are as at be been but by can do does for from has have how in into is it its of
     on or so such that the their them there these they this to was were what when where
@@ -49,81 +49,6 @@ STOPWORDS = frozenset(
 )
 MAX_QUERY_TERMS = 24
 MIN_DOCS_FOR_DF = 50
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS versions (
-    id INTEGER PRIMARY KEY,
-    url TEXT NOT NULL,
-    title TEXT NOT NULL DEFAULT '',
-    as_of TEXT NOT NULL,
-    valid_until TEXT,
-    gone INTEGER NOT NULL DEFAULT 0,
-    content TEXT NOT NULL DEFAULT '',
-    content_hash TEXT NOT NULL,
-    meta TEXT NOT NULL DEFAULT '{}',
-    UNIQUE (url, as_of)
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, content, content='versions', content_rowid='id', tokenize='porter unicode61'
-);
-CREATE TRIGGER IF NOT EXISTS versions_ai AFTER INSERT ON versions BEGIN
-    INSERT INTO fts(rowid, title, content) VALUES (new.id, new.title, new.content);
-END;
-CREATE TRIGGER IF NOT EXISTS versions_ad AFTER DELETE ON versions BEGIN
-    INSERT INTO fts(fts, rowid, title, content) VALUES ('delete', old.id, old.title, old.content);
-END;
-CREATE TRIGGER IF NOT EXISTS versions_au AFTER UPDATE OF title, content ON versions BEGIN
-    INSERT INTO fts(fts, rowid, title, content) VALUES ('delete', old.id, old.title, old.content);
-    INSERT INTO fts(rowid, title, content) VALUES (new.id, new.title, new.content);
-END;
-"""
-
-
-@dataclass(frozen=True)
-class PageRecord:
-    """One version of one page, as read from an import file."""
-
-    url: str
-    title: str
-    as_of: datetime
-    content: str
-    gone: bool = False
-    meta: dict[str, Any] | None = None
-
-    @property
-    def content_hash(self) -> str:
-        return content_hash(self.content)
-
-
-@dataclass(frozen=True)
-class ImportResult:
-    corpus: str
-    read: int
-    inserted: int
-    updated: int
-    unchanged: int
-    skipped: list[str]  # "line 12: ..." for records skipped with skip_bad
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "corpus": self.corpus,
-            "read": self.read,
-            "inserted": self.inserted,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "skipped": self.skipped,
-        }
-
-
-def _ts(dt: datetime) -> str:
-    return iso(dt) or ""
-
-
-def _dt(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
 def validate_name(name: str) -> str:
@@ -247,74 +172,16 @@ class Corpus:
         self, records: Iterable[PageRecord], skipped: list[str], origin: str
     ) -> ImportResult:
         conn = self._conn
-        read = inserted = updated = unchanged = 0
-        touched: set[str] = set()
         try:
             conn.execute("BEGIN IMMEDIATE")
-            existing = {
-                (u, a): (h, t, g)
-                for u, a, h, t, g in conn.execute(
-                    "SELECT url, as_of, content_hash, title, gone FROM versions"
-                )
-            }
-            for rec in records:
-                read += 1
-                key = (rec.url, _ts(rec.as_of))
-                meta = json.dumps(rec.meta or {}, ensure_ascii=False, default=str)
-                old = existing.get(key)
-                if old == (rec.content_hash, rec.title, int(rec.gone)):
-                    unchanged += 1
-                    continue
-                if old is None:
-                    conn.execute(
-                        "INSERT INTO versions"
-                        " (url, title, as_of, gone, content, content_hash, meta)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            *key[:1],
-                            rec.title,
-                            key[1],
-                            int(rec.gone),
-                            rec.content,
-                            rec.content_hash,
-                            meta,
-                        ),
-                    )
-                    inserted += 1
-                else:
-                    conn.execute(
-                        "UPDATE versions SET title=?, gone=?, content=?, content_hash=?, meta=?"
-                        " WHERE url=? AND as_of=?",
-                        (rec.title, int(rec.gone), rec.content, rec.content_hash, meta, *key),
-                    )
-                    updated += 1
-                existing[key] = (rec.content_hash, rec.title, int(rec.gone))
-                touched.add(rec.url)
-            if touched:
-                conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched (url TEXT PRIMARY KEY)")
-                conn.execute("DELETE FROM touched")
-                conn.executemany("INSERT INTO touched VALUES (?)", ((u,) for u in touched))
-                conn.execute(
-                    "UPDATE versions SET valid_until = (SELECT MIN(v2.as_of) FROM versions v2"
-                    " WHERE v2.url = versions.url AND v2.as_of > versions.as_of)"
-                    " WHERE url IN (SELECT url FROM touched)"
-                )
-                # pages changed: a look at a page stored before is no longer what it says
-                conn.execute(
-                    "INSERT INTO meta VALUES ('revision', '1') ON CONFLICT(key)"
-                    " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-                )
-            conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('origin', ?), ('imported_at', ?)",
-                (origin, _ts(utcnow())),
-            )
+            counts = write_import(conn, records, origin)
             conn.execute("COMMIT")
             self._df.clear()
             self._size = None
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        return ImportResult(self.name, read, inserted, updated, unchanged, skipped)
+        return ImportResult(self.name, *counts, skipped)
 
     # -- reading ---------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
@@ -387,7 +254,7 @@ class Corpus:
         expr = self.match_expression(query)
         if not expr:
             return []
-        end = _ts(end_date or utcnow())
+        end = stored_time(end_date or utcnow())
         sql = (
             "SELECT v.url, v.title, v.as_of, snippet(fts, 1, '', '', ' … ', 24),"
             " bm25(fts, 4.0, 1.0) AS score"
@@ -398,11 +265,13 @@ class Corpus:
         params: list[Any] = [expr, end, end]
         if start_date is not None:
             sql += " AND v.as_of > ?"
-            params.append(_ts(start_date))
+            params.append(stored_time(start_date))
         sql += " ORDER BY score LIMIT ?"
         params.append(max(1, int(max_results)))
         return [
-            SearchResult(url=u, title=t, snippet=" ".join(s.split()), date=_dt(a), score=-sc)
+            SearchResult(
+                url=u, title=t, snippet=" ".join(s.split()), date=parse_stored_time(a), score=-sc
+            )
             for u, t, a, s, sc in self._conn.execute(sql, params)
         ]
 
@@ -444,7 +313,7 @@ class Corpus:
         row = self._conn.execute(
             "SELECT url, title, content, as_of, gone, meta FROM versions"
             " WHERE url = ? AND as_of <= ? ORDER BY as_of DESC LIMIT 1",
-            (canonical_url(url), _ts(when)),
+            (canonical_url(url), stored_time(when)),
         ).fetchone()
         if row is None or row[4]:
             raise PageNotFound(_missing_page(url, when, removed=row is not None))
@@ -455,7 +324,7 @@ class Corpus:
             content=content,
             fetched_at=utcnow(),
             as_of=when,
-            published=_dt(published),
+            published=parse_stored_time(published),
             meta=json.loads(meta),
         )
 
@@ -488,166 +357,6 @@ class Corpus:
             for value, url in self._conn.execute(sql, params):
                 out[int(value)].add(url)
         return {i: sorted(urls) for i, urls in out.items()}
-
-
-# -- readers -----------------------------------------------------------------------
-def _problem(skipped: list[str], skip_bad: bool, where: str, message: str) -> None:
-    if not skip_bad:
-        raise EvergreenError(
-            f"{where}: {message} (nothing was imported; --skip-bad skips such records)"
-        )
-    skipped.append(f"{where}: {message}")
-
-
-PAGE_SCHEMES = ("http", "https", "local")  # web pages, and a folder corpus's own pages
-
-
-def page_url(url: str) -> str:
-    """The canonical spelling of a page's address; ValueError for any scheme but http(s)
-    and ``local://`` (a ``javascript:`` or ``data:`` page would become a live link in every
-    report that cites it)."""
-    scheme = urlsplit(url.strip()).scheme.lower()
-    if scheme not in PAGE_SCHEMES:
-        shown = url.strip()[:80]
-        raise ValueError(
-            f"url {shown!r} is not a web page: only http(s) and local:// addresses are accepted"
-        )
-    return canonical_url(url)
-
-
-def _record_from_obj(obj: Any, where: str) -> PageRecord:
-    if not isinstance(obj, dict):
-        raise ValueError("not a JSON object")
-    url = obj.get("url")
-    if not isinstance(url, str) or not url.strip():
-        raise ValueError("missing 'url'")
-    page_url(url)  # refuses any scheme but http(s) and local://
-    gone = bool(obj.get("gone"))
-    content = obj.get("content")
-    if content is None and not gone:
-        raise ValueError("missing 'content'")
-    if not isinstance(content, str | type(None)):
-        raise ValueError("'content' is not text")
-    stamp = obj.get("as_of") or obj.get("date")
-    if not stamp:
-        raise ValueError("missing 'as_of'")
-    try:
-        as_of = parse_published(str(stamp))
-    except EvergreenError as exc:
-        raise ValueError(str(exc)) from None
-    core_keys = {"url", "title", "as_of", "content", "gone"}
-    meta = {k: v for k, v in obj.items() if k not in core_keys}
-    return PageRecord(
-        url=canonical_url(url),
-        title=str(obj.get("title") or url).strip(),
-        as_of=as_of,
-        content=_clean_text(content or ""),
-        gone=gone,
-        meta=meta,
-    )
-
-
-def _clean_text(text: str) -> str:
-    return strip_bidi(text.replace("\r\n", "\n").replace("\x00", ""))
-
-
-def read_jsonl(path: Path, skipped: list[str], skip_bad: bool) -> Iterator[PageRecord]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rb") as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                where = f"{path.name} line {lineno}"
-                if not raw.strip():
-                    continue
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    _problem(skipped, skip_bad, where, "not valid UTF-8")
-                    continue
-                try:
-                    obj = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    _problem(skipped, skip_bad, where, f"not valid JSON ({exc.msg})")
-                    continue
-                try:
-                    yield _record_from_obj(obj, where)
-                except ValueError as exc:
-                    _problem(skipped, skip_bad, where, str(exc))
-    except (gzip.BadGzipFile, EOFError, zlib_error()) as exc:
-        raise EvergreenError(f"{path.name} is not a readable gzip file ({exc}).") from None
-
-
-def zlib_error() -> type[Exception]:
-    import zlib
-
-    return zlib.error
-
-
-def html_to_text(html: str) -> tuple[str, str]:
-    """Readable text and the <title> of an HTML document."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "html.parser")
-    title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    for tag in soup(["script", "style", "noscript", "template"]):
-        tag.decompose()
-    lines = [ln.strip() for ln in soup.get_text("\n").splitlines()]
-    return "\n".join(ln for ln in lines if ln), title
-
-
-def read_folder(
-    folder: Path, corpus: str, skipped: list[str], skip_bad: bool
-) -> Iterator[PageRecord]:
-    files = sorted(
-        p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in FOLDER_SUFFIXES
-    )
-    if not files:
-        raise EvergreenError(f"{folder} holds no .md, .txt or .html files to import.")
-    for path in files:
-        rel = path.relative_to(folder).as_posix()
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError:
-            _problem(skipped, skip_bad, rel, "not valid UTF-8")
-            continue
-        try:
-            meta, body = split_front_matter(_clean_text(text))
-        except ValueError as exc:
-            _problem(skipped, skip_bad, rel, f"bad front matter ({str(exc).splitlines()[0]})")
-            continue
-        title = str(meta.get("title") or "").strip()
-        if path.suffix.lower() in {".html", ".htm"}:
-            body, html_title = html_to_text(body)
-            title = title or html_title
-        if not title:
-            heading = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", body, re.M)
-            title = heading.group(1) if heading else path.stem.replace("-", " ").replace("_", " ")
-        stamp = meta.get("as_of") or meta.get("date") or meta.get("updated")
-        try:
-            if stamp:
-                as_of = parse_published(stamp if isinstance(stamp, datetime) else str(stamp))
-            else:
-                as_of = datetime.fromtimestamp(int(os.stat(path).st_mtime), UTC)
-        except EvergreenError as exc:
-            _problem(skipped, skip_bad, rel, str(exc))
-            continue
-        try:
-            url = page_url(str(meta.get("url") or f"local://{corpus}/{rel}"))
-        except ValueError as exc:
-            _problem(skipped, skip_bad, rel, str(exc))
-            continue
-        extra = {
-            k: v for k, v in meta.items() if k not in {"url", "title", "date", "as_of", "gone"}
-        }
-        extra["path"] = rel
-        yield PageRecord(
-            url=canonical_url(url),
-            title=title,
-            as_of=as_of,
-            content=body.strip() + "\n" if body.strip() else "",
-            gone=bool(meta.get("gone")),
-            meta=extra,
-        )
 
 
 def add_corpus(name: str, source: str | Path, *, skip_bad: bool = False) -> ImportResult:

@@ -21,7 +21,7 @@ from typing import Any
 from core.dates import http_date, utcnow
 from core.errors import EvergreenError
 from core.sources.base import FetchedPage, PageNotFound, Validators, canonical_url
-from core.sources.corpus import html_to_text
+from core.sources.corpus_files import html_to_text
 from core.sources.urlpolicy import UrlPolicy, UrlRefused
 from core.validation import strip_controls
 

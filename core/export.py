@@ -24,7 +24,8 @@ from sqlmodel import Session
 from core.dates import day
 from core.errors import EvergreenError
 from core.models import CLAIM_STATES, Report, ReportVersion
-from core.report_state import RefEntry, ReportDoc, render_markdown, renumbered
+from core.report_render import render_markdown
+from core.report_state import RefEntry, ReportDoc, renumbered
 from core.repository import claims_of_version, get_version, load_doc
 from core.untrusted import clean_line, clean_markdown, strip_controls
 

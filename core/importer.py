@@ -33,7 +33,8 @@ from core.dates import day, parse_as_of, utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.hashing import content_hash
 from core.models import Report, Snapshot, UpdateRun
-from core.report_state import ReportDoc, parse_markdown
+from core.report_parse import parse_markdown
+from core.report_state import ReportDoc
 from core.repository import (
     SectionDraft,
     brief_title,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.citations import cited_markers
 from core.claims import ClaimPlan, cited_sentences
 from core.costs import CostMeter
 from core.draft_check import DraftCheck, check_draft
@@ -28,7 +29,6 @@ from core.rationales import (
     sources_fit,
     unstated_news,
 )
-from core.report_state import cited_markers
 from core.run_work import call_writer
 from core.section_evidence import (
     check_claims,

@@ -439,7 +439,8 @@ def version_html(session: Session, report: Report, number: int | None = None) ->
     after each sentence whose claim is stale or unsupported, and the References list
     (each entry anchored ``ref-n``, with its fetched date). Citations and References are
     numbered 1, 2, 3 … in reading order, as the exports number them."""
-    from core.report_state import renumbered, strip_version_line
+    from core.report_render import strip_version_line
+    from core.report_state import renumbered
     from core.repository import claims_of_version
 
     version = get_version(session, report, number)

@@ -60,7 +60,7 @@ def record(out: Path, corpora: list[Path]) -> None:
     split_front_matter = _first(
         ("core.sources.corpus", "split_front_matter"), ("core.headers", "split_front_matter")
     )
-    from core.report_state import parse_markdown
+    from core.report_parse import parse_markdown
 
     n = 0
     with gzip.open(out, "wt", encoding="utf-8") as fh:

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
+from core.citations import cited_markers
 from core.dates import utcnow
 from core.db import session_scope
 from core.models import Citation, Snapshot, Source, UpdateRun
-from core.report_state import cited_markers
 from core.repository import get_report, get_version, sections_of
 from core.review_views import review_cards
 from tests.fakes.openai_server import Step

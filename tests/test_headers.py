@@ -13,7 +13,7 @@ from core.headers import MAX_VALUE_CHARS, front_matter, read_rfc822, split_front
 from core.keyfacts import header_fields
 from core.links import MD_LINK, strip_md_links
 from core.reference_entries import entry_number, parse_entry_text, read_entries
-from core.report_state import parse_markdown
+from core.report_parse import parse_markdown
 from core.sources.corpus_files import read_folder
 
 

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlmodel import select
 
+from core.citations import cited_markers
 from core.creation import create_report
 from core.db import session_scope
 from core.diffing import inline_html, side_by_side_html, word_diff
@@ -29,7 +30,8 @@ from core.errors import EvergreenError
 from core.importer import MAX_IMPORT_BYTES, MAX_SECTIONS, import_report, read_markdown_file
 from core.models import Report, Snapshot, UpdateRun
 from core.overview import DERIVED_KEYS
-from core.report_state import cited_markers, parse_markdown, render_markdown
+from core.report_parse import parse_markdown
+from core.report_render import render_markdown
 from core.repository import get_report, get_version, sections_of
 from core.sources.tavily import TavilySearch
 from core.sources.urlpolicy import UrlPolicy, UrlRefused

@@ -11,13 +11,13 @@ import pytest
 from sqlmodel import select
 
 from core.changes import ClaimChange
+from core.citations import cited_markers
 from core.costs import CostMeter, metering
 from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.models import CostEvent
-from core.report_state import cited_markers
 from core.review import proposals_of
 from core.sources.corpus import add_corpus
 from core.update import update_report

@@ -12,6 +12,7 @@ import pytest
 
 from core.actions import review
 from core.changes import classify_change
+from core.citations import cited_markers
 from core.claim_words import claim_sentence, plain_reason, plain_unit
 from core.dates import parse_as_of
 from core.db import session_scope
@@ -19,7 +20,7 @@ from core.diffing import side_by_side_html
 from core.export import version_markdown
 from core.material import material_reasons
 from core.passage_changes import passage_differences
-from core.report_state import RefEntry, ReportDoc, SectionDoc, cited_markers, renumbered
+from core.report_state import RefEntry, ReportDoc, SectionDoc, renumbered
 from core.repository import get_report
 from core.review_views import review_cards
 from core.update import update_report

@@ -8,20 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.citations import cited_markers
 from core.errors import EvergreenError
-from core.report_state import (
-    REFERENCE_HEADINGS,
+from core.report_parse import REFERENCE_HEADINGS, parse_markdown
+from core.report_render import (
     VERSION_LINE,
-    RefEntry,
-    ReportDoc,
-    SectionDoc,
-    cited_markers,
     escape_heading_lines,
-    make_section_keys,
-    parse_markdown,
     render_markdown,
     strip_version_line,
 )
+from core.report_state import RefEntry, ReportDoc, SectionDoc, make_section_keys
 
 
 def _doc(title: str, sections: list[tuple[str, int, str]], refs: list[RefEntry]) -> ReportDoc:

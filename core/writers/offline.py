@@ -22,7 +22,7 @@ from core.declared_fields import stated_fields
 from core.facets import Facet, subject_of
 from core.keyfacts import header_fields
 from core.passages import sentence_key
-from core.report_state import escape_heading_lines
+from core.report_render import escape_heading_lines
 from core.sentences import split_cited_sentences
 from core.states import ChangeKind
 from core.text import clean_inline, idf_table, terms, tfidf

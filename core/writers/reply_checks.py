@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from core.citations import Citation, cited_markers, format_citation, rewrite_citations
 from core.claims import cited_sentences
 from core.passages import sentence_key
-from core.report_state import escape_heading_lines
+from core.report_render import escape_heading_lines
 from core.untrusted import clean_markdown
 from core.validation import strip_controls
 from core.writers.base import ClaimUpdate, Draft

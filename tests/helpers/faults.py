@@ -31,11 +31,11 @@ import pytest
 from sqlmodel import select
 
 from core.actions import review
+from core.citations import cited_markers
 from core.creation import create_report
 from core.db import session_scope
 from core.models import Citation, PoolEntry, Section, Snapshot, Source
 from core.overview import DERIVED_KEYS
-from core.report_state import cited_markers
 from core.repository import get_report, get_version, sections_of
 from core.review import proposals_of
 from core.update import update_report

@@ -34,15 +34,10 @@ from core.db import session_scope
 from core.errors import EvergreenError
 from core.export import export_version
 from core.importer import import_report
+from core.report_archive import archive_report, unarchive_report
+from core.report_deletion import delete_report, deletion_message, deletion_preview
 from core.report_settings import WRITERS, ReportSettings, writer_name
-from core.repository import (
-    archive_report,
-    delete_report,
-    deletion_message,
-    deletion_preview,
-    get_report,
-    unarchive_report,
-)
+from core.repository import get_report
 from core.review import commit_run, decide, get_run, proposals_of, run_result
 from core.schedule import save_report_settings
 from core.services import check_source

@@ -167,7 +167,7 @@ def list_cmd(
 ) -> None:
     """Tracked reports with their current version (archived ones with --archived)."""
     from core.db import session_scope
-    from core.repository import archived_report_ids
+    from core.report_archive import archived_report_ids
     from core.services import report_rows
 
     with session_scope() as session:

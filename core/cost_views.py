@@ -19,8 +19,9 @@ from sqlmodel import Session, col, select
 from core.costs import COST_LABELS, LLM_FIELDS, METER_FIELDS, POOL_FIELDS
 from core.errors import NotFoundError
 from core.models import CostEvent, Report, UpdateRun
+from core.pool import pool_of
 from core.report_settings import ReportSettings
-from core.repository import citations_of, pool_of, sections_of, versions_of
+from core.repository import citations_of, sections_of, versions_of
 from core.services import run_cost
 from core.states import RunKind, RunStatus
 from core.views import report_of
@@ -84,7 +85,7 @@ def scratch_cost(session: Session, report_id: int) -> dict[str, Any]:
         totals = _totals(stages)
         totals["writer_calls"] = int((run.summary or {}).get("writer_calls", 0))
         return {"estimated": False, "basis": basis, "stages": stages, "totals": totals}
-    from core.repository import newest_snapshot
+    from core.pool import newest_snapshot
     from core.settings import get_settings
 
     cfg, _problems = ReportSettings.salvage(report.settings)  # an estimate to show

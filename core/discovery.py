@@ -19,8 +19,8 @@ from core.evidence import Found, Progress
 from core.facets import facets_of
 from core.fetching import looks
 from core.models import PoolEntry, Report, Snapshot, Source
+from core.pool import get_or_create_source, pool_entry
 from core.relevance import Relevance, floor_for, fuse
-from core.repository import get_or_create_source, pool_entry
 from core.snapshot_store import run_snapshots, store_snapshot
 from core.sources.base import Fetcher, SearchProvider, SearchResult
 from core.states import ChangeKind

@@ -23,10 +23,12 @@ from core.dates import as_utc, day, iso, utcnow
 from core.fetching import looks
 from core.hashing import content_hash
 from core.models import PoolEntry, Report, Snapshot, Source, UpdateRun
+from core.pool import pool_entry
 from core.report_settings import DEFAULT_TAU
-from core.repository import pool_entry
 from core.snapshot_store import json_safe, run_snapshots, store_snapshot
-from core.sources.base import Fetcher
+from core.sources.base import (
+    Fetcher,
+)
 from core.states import ChangeKind
 from core.writers.base import Evidence
 

@@ -33,21 +33,16 @@ from core.dates import day, parse_as_of, utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.hashing import content_hash
 from core.models import Report, Snapshot, UpdateRun
+from core.pool import get_or_create_source, pool_entry
 from core.report_parse import parse_markdown
 from core.report_state import ReportDoc
-from core.repository import (
-    SectionDraft,
-    brief_title,
-    claims_of_version,
-    commit_version,
-    get_or_create_source,
-    pool_entry,
-)
+from core.repository import brief_title, claims_of_version
 from core.snapshot_store import json_safe
 from core.source_spec import SourceSpec
 from core.sources.base import FetchedPage
 from core.states import ClaimState, RunKind, RunStatus, SectionStatus
 from core.validation import check_as_of, clean_question, clean_title
+from core.version_commit import SectionDraft, commit_version
 
 MAX_IMPORT_BYTES = 2_000_000  # ~300,000 words: far beyond any report one reviews by section
 MAX_SECTIONS = 300

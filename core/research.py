@@ -17,17 +17,11 @@ from core.facets import facets_of
 from core.fetching import fetch_many
 from core.models import Report, UpdateRun
 from core.overview import DERIVED_HEADINGS, derived_sections
+from core.pool import get_or_create_source, pool_entry, pool_snapshots
 from core.prune import fit_words, keep_fact_lines, merge_repeats
 from core.relevance import Relevance, assign, choice_floor, facet_choice, first_choice
 from core.report_settings import ReportSettings, settings_of
 from core.report_state import SectionDoc, make_section_keys
-from core.repository import (
-    SectionDraft,
-    commit_version,
-    get_or_create_source,
-    pool_entry,
-    pool_snapshots,
-)
 from core.run_context import RunContext
 from core.run_work import call_writer
 from core.snapshot_store import store_snapshot
@@ -35,6 +29,7 @@ from core.source_plan import Budget, budget_of, superseded_by
 from core.sources.base import FetchedPage, SearchResult
 from core.sources.registry import Providers
 from core.states import ChangeKind, RunStatus
+from core.version_commit import SectionDraft, commit_version
 from core.writers.base import BudgetExceeded, Evidence, Writer, WriterFailed
 
 

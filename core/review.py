@@ -17,19 +17,14 @@ from core.claims import plan_commit
 from core.dates import utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.metrics import continuity
-from core.models import Report, SectionProposal, Snapshot, UpdateRun
+from core.models import Report, ReportVersion, SectionProposal, Snapshot, UpdateRun
+from core.pool import pool_snapshots
 from core.report_state import SectionDoc
-from core.repository import (
-    SectionDraft,
-    commit_version,
-    get_version,
-    load_doc,
-    outline_of,
-    pool_snapshots,
-)
+from core.repository import get_version, load_doc, outline_of
 from core.runs import set_status
 from core.services import run_cost
 from core.states import Action, Decision, RunStatus, SectionStatus
+from core.version_commit import SectionDraft, commit_version
 
 STATUS_FOR = {
     Action.KEEP: SectionStatus.KEPT,
@@ -98,23 +93,59 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
     StaleDataError and no version is written."""
     _hold(session, run)
     proposals = decide(session, run, approve_all=approve_all)
+    _refuse_pending(proposals)
+    report = session.get(Report, run.report_id)
+    parent = _parent_of_run(session, report, run)
+    newest = {
+        m: session.get(Snapshot, sid)
+        for m, sid in pool_snapshots(session, report.id, run.as_of).items()
+    }
+    drafts = _drafts(proposals, newest)
+    version = commit_version(
+        session,
+        report,
+        title=parent.title,
+        drafts=drafts,
+        as_of=run.as_of,
+        markers={m: snap.id for m, snap in newest.items()},
+        run=run,
+        metrics=_continuity_metrics(session, parent, drafts),
+    )
+    run.status = RunStatus.COMMITTED
+    run.finished_at = utcnow()
+    run.progress = f"committed version {version.number}"
+    session.add(run)
+    session.flush()
+    faults.point("commit")  # the version exists only if this transaction ends well
+    return version
+
+
+def _refuse_pending(proposals: list[SectionProposal]) -> None:
+    """A commit is refused while a proposal is still pending."""
     pending = [p.key for p in proposals if p.decision == Decision.PENDING]
     if pending:
         raise EvergreenError(
             f"{len(pending)} proposal(s) still pending ({', '.join(pending)}): approve or reject "
             "them, or use --approve-all."
         )
-    report = session.get(Report, run.report_id)
+
+
+def _parent_of_run(session: Session, report: Report, run: UpdateRun) -> ReportVersion:
+    """The report's latest version, refused when it is not the one the run started from."""
     parent = get_version(session, report)
     if run.base_version_id is not None and parent.id != run.base_version_id:
         raise EvergreenError(
             f"Report {report.id} moved on (version {parent.number}) since run {run.id} started; "
             "start a new update."
         )
-    newest = {
-        m: session.get(Snapshot, sid)
-        for m, sid in pool_snapshots(session, report.id, run.as_of).items()
-    }
+    return parent
+
+
+def _drafts(
+    proposals: list[SectionProposal], newest: dict[int, Snapshot | None]
+) -> list[SectionDraft]:
+    """The sections of the new version: each decided proposal's text (the analyst's edit,
+    the approved revision or the old text) with its status and its claims."""
     drafts: list[SectionDraft] = []
     for p in proposals:
         accepted = p.decision == Decision.APPROVED
@@ -135,31 +166,21 @@ def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -
         drafts.append(
             SectionDraft(SectionDoc(p.key, p.heading, p.level, text), status, claims=claims)
         )
+    return drafts
+
+
+def _continuity_metrics(
+    session: Session, parent: ReportVersion, drafts: list[SectionDraft]
+) -> dict[str, Any]:
+    """How much of the parent's text and outline the new version keeps."""
     old_doc = load_doc(session, parent)
     new_sections = [d.doc for d in drafts]
-    metrics = continuity(
+    return continuity(
         _text(old_doc.sections),
         _text(new_sections),
         outline_of(old_doc.sections),
         outline_of(new_sections),
     ).as_dict()
-    version = commit_version(
-        session,
-        report,
-        title=parent.title,
-        drafts=drafts,
-        as_of=run.as_of,
-        markers={m: snap.id for m, snap in newest.items()},
-        run=run,
-        metrics=metrics,
-    )
-    run.status = RunStatus.COMMITTED
-    run.finished_at = utcnow()
-    run.progress = f"committed version {version.number}"
-    session.add(run)
-    session.flush()
-    faults.point("commit")  # the version exists only if this transaction ends well
-    return version
 
 
 def _hold(session: Session, run: UpdateRun) -> None:

@@ -42,15 +42,9 @@ from core.models import (
     Source,
     UpdateRun,
 )
+from core.pool import pool_of, snapshot_history
 from core.report_settings import ReportSettings
-from core.repository import (
-    get_version,
-    load_doc,
-    pool_of,
-    sections_of,
-    snapshot_history,
-    versions_of,
-)
+from core.repository import get_version, load_doc, sections_of, versions_of
 from core.run_liveness import run_state
 from core.runs import open_run_for
 from core.services import report_rows, run_cost

@@ -18,10 +18,8 @@ from core.errors import EvergreenError
 from core.export import version_markdown
 from core.importer import DuplicateImportError, decode_markdown
 from core.labels import run_status_label
-from core.repository import (
-    archived_report_ids,
-    get_report,
-)
+from core.report_archive import archived_report_ids
+from core.repository import get_report
 from core.source_spec import SourceSpec
 from core.states import ChangeKind, RunStatus
 from core.validation import check_as_of

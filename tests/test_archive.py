@@ -32,15 +32,9 @@ from core.models import (
     Source,
     UpdateRun,
 )
-from core.repository import (
-    archive_report,
-    archived_report_ids,
-    delete_report,
-    deletion_message,
-    deletion_preview,
-    get_report,
-    unarchive_report,
-)
+from core.report_archive import archive_report, archived_report_ids, unarchive_report
+from core.report_deletion import delete_report, deletion_message, deletion_preview
+from core.repository import get_report
 from core.schedule import due_reports, next_due, save_report_settings
 from core.update import begin_update, execute_update, update_report
 from core.validation import check_as_of

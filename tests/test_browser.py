@@ -125,7 +125,7 @@ def _plant_payloads(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from core.dates import parse_as_of
     from core.db import session_scope
     from core.models import PoolEntry, SectionProposal, Snapshot, UpdateRun
-    from core.repository import pool_of
+    from core.pool import pool_of
     from core.update import begin_update
     from core.workspace import load_sample
 

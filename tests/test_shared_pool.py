@@ -19,7 +19,8 @@ from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.models import CheckUse, CostEvent, Snapshot, Source, SourceCheck
-from core.repository import delete_report, get_report
+from core.report_deletion import delete_report
+from core.repository import get_report
 from core.review import proposals_of
 from core.sources.base import NotModified, Validators
 from core.sources.corpus import add_corpus

@@ -1,0 +1,68 @@
+"""What every ``evergreen`` command shares: the Typer apps, the two consoles, the global
+``--db`` option, JSON printing and the ``--as-of`` option's reading."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from datetime import datetime
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from core import config
+from core.dates import parse_as_of
+from core.validation import check_as_of
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Evergreen keeps cited research reports current with reviewed, incremental updates.",
+)
+corpus_app = typer.Typer(no_args_is_help=True, help="Local temporal document corpora.")
+app.add_typer(corpus_app, name="corpus")
+out = Console()
+err = Console(stderr=True)
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    db: Annotated[
+        str | None, typer.Option("--db", help="Database URL or SQLite path (or EVERGREEN_DB).")
+    ] = None,
+) -> None:
+    # the choice holds while the command runs (its run threads included), then is undone;
+    # the environment is not touched, so nothing leaks into a process started later
+    ctx.with_resource(config.overriding(config.ENV_DB, db))
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def as_of_option(value: str | None) -> datetime | None:
+    """An --as-of option: None for now; a date after today is refused."""
+    return check_as_of(parse_as_of(value)) if value else None
+
+
+def fail(message: str, code: int) -> NoReturn:
+    """One line on stderr, printed as text: brackets such as [1] are not console markup."""
+    prefix = "[red]Error:[/] " if code == 1 else ""
+    err.print(prefix + escape(message), highlight=False)
+    exit_now(code)
+
+
+def exit_now(code: int) -> NoReturn:
+    """Exit now. After Ctrl-C, worker threads still blocked on a fetch or a model call
+    are abandoned instead of being waited for at interpreter exit."""
+    busy = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if code == 130 and busy:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)

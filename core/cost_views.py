@@ -21,10 +21,10 @@ from core.errors import NotFoundError
 from core.models import CostEvent, Report, UpdateRun
 from core.pool import pool_of
 from core.report_settings import ReportSettings
+from core.report_views import report_of
 from core.repository import citations_of, sections_of, versions_of
 from core.services import run_cost
 from core.states import RunKind, RunStatus
-from core.views import report_of
 
 
 def cost_by_stage(session: Session, run_id: int) -> list[dict[str, Any]]:

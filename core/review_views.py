@@ -10,10 +10,11 @@ from sqlmodel import Session
 
 from core.claim_words import claim_change_text, claim_sentence, date_span, plain_unit
 from core.diffing import diff_stats, inline_html, side_by_side_html, word_diff
+from core.evidence_views import evidence_rows_html
 from core.labels import action_label, change_kind_label, decision_label
 from core.models import SectionProposal, Snapshot, Source, UpdateRun
 from core.states import Action, Decision
-from core.views import esc, evidence_rows_html
+from core.view_text import esc
 
 
 def _cited_keys(body: str) -> set[tuple[str, int]]:

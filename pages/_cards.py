@@ -22,8 +22,9 @@ from core.errors import EvergreenError
 from core.labels import decision_label
 from core.review import get_run, proposals_of
 from core.review_views import _stale_on_commit, review_card
+from core.run_views import run_info
 from core.states import Action, Decision, RunStatus
-from core.views import esc, run_info
+from core.view_text import esc
 from pages._shared import VERSION_KEY, badge_html, run_action, show_error
 
 POLL_EVERY = 2.0  # seconds between the decision bars' looks at the run

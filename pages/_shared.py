@@ -18,7 +18,7 @@ from core.diffing import DIFF_CSS
 from core.errors import EvergreenError, RunBusyError
 from core.labels import run_kind_label, run_status_label
 from core.untrusted import escape_all
-from core.views import esc
+from core.view_text import esc
 
 APP = Path(__file__).resolve().parents[1] / "app.py"  # the entry point: its navigation
 REPORT_KEY = "eg_report"  # the report the analyst is looking at (all screens)

@@ -9,14 +9,13 @@ import streamlit as st
 from core.checks import source_use
 from core.dates import iso
 from core.db import session_scope
-from core.views import (
-    esc,
+from core.evidence_views import (
     evidence_pool,
-    link_html,
     snapshot_claims_html,
     snapshot_diff_html,
     snapshot_rows,
 )
+from core.view_text import esc, link_html
 from pages._shared import pick_report, style, watch_runs
 
 

@@ -9,8 +9,8 @@ import streamlit as st
 
 from core.cost_views import label_of, scratch_caption, update_costs, visible_fields, writer_is_llm
 from core.db import session_scope
+from core.history_views import EVIDENCE_KINDS, history
 from core.states import ChangeKind, RunKind
-from core.views import EVIDENCE_KINDS, history
 from pages._shared import ACTION_COLORS, KIND_COLORS, pick_report, style, watch_runs
 
 LAYOUT = {"height": 320, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}}

@@ -13,7 +13,8 @@ from core.pdf import PDF_TIME_LIMIT, render_pdf
 from core.repository import get_report
 from core.source_spec import SourceSpec
 from core.states import ClaimState
-from core.views import esc, export_bytes, version_diff, version_html, version_timeline
+from core.version_views import export_bytes, version_diff, version_html, version_timeline
+from core.view_text import esc
 from pages._shared import VERSION_KEY, badge_html, pick_report, show_error, style, watch_runs
 
 

@@ -19,18 +19,13 @@ from core.export import version_markdown
 from core.importer import DuplicateImportError, decode_markdown
 from core.labels import run_status_label
 from core.report_archive import archived_report_ids
+from core.report_views import as_of_choices, report_cards, source_choices, update_as_of_choices
 from core.repository import get_report
+from core.run_views import run_info
 from core.source_spec import SourceSpec
 from core.states import ChangeKind, RunStatus
 from core.validation import check_as_of
-from core.views import (
-    as_of_choices,
-    esc,
-    report_cards,
-    run_info,
-    source_choices,
-    update_as_of_choices,
-)
+from core.view_text import esc
 from pages._shared import (
     REPORT_KEY,
     RUN_KEY,

@@ -11,8 +11,9 @@ from core import jobs
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.labels import action_label, change_kind_label, run_kind_label, run_status_label
+from core.run_views import run_info, runs_of
 from core.states import RunKind, RunStatus
-from core.views import esc, run_info, runs_of
+from core.view_text import esc
 from pages._cards import sections
 from pages._costs import cost_meters
 from pages._shared import (

@@ -9,11 +9,11 @@ from core import actions
 from core.db import session_scope
 from core.errors import EvergreenError
 from core.report_settings import WRITERS, ReportSettings
+from core.report_views import report_settings
 from core.repository import get_report
 from core.schedule import next_due
 from core.settings import get_settings
 from core.untrusted import escape_all
-from core.views import report_settings
 from pages._shared import md_escape, pick_report, show_error, style
 
 

@@ -17,7 +17,7 @@ from core.citations import (
 )
 from core.metrics import tokenize
 from core.prune import drop_markers
-from core.views import markdown_html
+from core.view_text import markdown_html
 from core.writers.base import ClaimUpdate, EvidenceChange
 from core.writers.offline import OfflineWriter
 from core.writers.reply_checks import filter_citations

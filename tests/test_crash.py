@@ -133,7 +133,7 @@ def test_two_updates_at_once_give_one_run(workspace: Path, report: int) -> None:
 def test_a_killed_run_reads_interrupted_everywhere_and_cancel_ends_it(
     workspace: Path, report: int
 ) -> None:
-    from core.views import run_info
+    from core.run_views import run_info
 
     killed = cli(workspace, "update", str(report), "--as-of", "2024-06-30", faults="kill@fetch:2")
     assert killed.returncode == -9

@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.db import session_scope
 from core.errors import EvergreenError
+from core.report_views import as_of_choices
 from core.sources.corpus import add_corpus, list_corpora
-from core.views import as_of_choices
 from core.workspace import load_sample
 from tests.conftest import APP, write_jsonl
 from tests.helpers.corpus import corpus_records

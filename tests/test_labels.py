@@ -10,10 +10,12 @@ import pytest
 from core import labels
 from core.dates import parse_as_of
 from core.db import session_scope
+from core.evidence_views import evidence_pool, snapshot_rows
 from core.models import ACTIONS, CHANGE_KINDS, DECISIONS, RUN_KINDS, RUN_STATUSES, UpdateRun
+from core.report_views import report_cards
 from core.review_views import review_cards
+from core.run_views import run_info, runs_of
 from core.update import update_report
-from core.views import evidence_pool, report_cards, run_info, runs_of, snapshot_rows
 from core.workspace import load_sample
 
 

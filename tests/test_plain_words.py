@@ -17,6 +17,7 @@ from core.claim_words import claim_sentence, plain_reason, plain_unit
 from core.dates import parse_as_of
 from core.db import session_scope
 from core.diffing import side_by_side_html
+from core.evidence_views import evidence_rows_html
 from core.export import version_markdown
 from core.material import material_reasons
 from core.passage_changes import passage_differences
@@ -24,7 +25,7 @@ from core.report_state import RefEntry, ReportDoc, SectionDoc, renumbered
 from core.repository import get_report
 from core.review_views import review_cards
 from core.update import update_report
-from core.views import evidence_rows_html, version_html
+from core.version_views import version_html
 from core.workspace import load_sample
 
 OLD_INDEX = (

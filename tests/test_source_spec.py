@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from core.errors import EvergreenError
+from core.report_views import as_of_choices, providers_of, temporal_source
 from core.services import check_source
 from core.source_spec import SourceSpec
-from core.views import as_of_choices, providers_of, temporal_source
 from tests.conftest import run_cli
 
 

@@ -24,7 +24,8 @@ from core.importer import import_report
 from core.models import Source
 from core.repository import get_report
 from core.sources.corpus import Corpus
-from core.views import markdown_html, version_html
+from core.version_views import version_html
+from core.view_text import markdown_html
 from core.writers.reply_checks import clean_body
 
 VIEWER = MarkdownIt("commonmark", {"html": True}).enable("table")

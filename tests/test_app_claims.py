@@ -190,6 +190,7 @@ def test_timeline_and_text_show_stale_claims_after_a_rejected_revision(app: AppT
 def test_stale_notes_are_escaped(app: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
     """What a fetched page said reaches the note and its tooltip only as text."""
     import core.repository
+    import core.version_views
 
     at = review_update(app)
     ok(at.button(key=f"reject:{DEPLOYMENTS}").click().run())
@@ -207,7 +208,7 @@ def test_stale_notes_are_escaped(app: AppTest, monkeypatch: pytest.MonkeyPatch) 
             out.append((section, c))
         return out
 
-    monkeypatch.setattr(core.repository, "claims_of_version", hostile)
+    monkeypatch.setattr(core.version_views, "claims_of_version", hostile)
     ok(at.switch_page("pages/report.py").run())
     body = "\n".join(h.proto.body for h in at.get("html"))
     assert "eg-flag-stale" in body

@@ -8,7 +8,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from core.cost_views import label_of, meter_delta, meter_value, run_costs, stage_color
+from core.cost_display import label_of, meter_delta, meter_value, stage_color
+from core.cost_views import run_costs
 from core.db import session_scope
 
 COLORS = {"good": "normal", "bad": "inverse", "off": "off"}  # a delta's words are positive

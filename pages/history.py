@@ -7,7 +7,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.cost_views import label_of, scratch_caption, update_costs, visible_fields, writer_is_llm
+from core.cost_display import label_of, scratch_caption, visible_fields
+from core.cost_views import update_costs, writer_is_llm
 from core.db import session_scope
 from core.history_views import EVIDENCE_KINDS, history
 from core.states import ChangeKind, RunKind

@@ -12,22 +12,18 @@ from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
 from core.actions import review
-from core.cost_views import (
-    SCRATCH_KEY,
+from core.cost_display import (
     STAGE_COLORS,
     format_value,
     headline,
     label_of,
     meter_delta,
     meter_value,
-    run_costs,
     saved,
-    scratch_cost,
-    scratch_for_run,
     stage_color,
-    update_costs,
     visible_fields,
 )
+from core.cost_views import SCRATCH_KEY, run_costs, scratch_cost, scratch_for_run, update_costs
 from core.costs import LLM_FIELDS, METER_FIELDS, POOL_FIELDS
 from core.dates import parse_as_of
 from core.db import session_scope

@@ -9,19 +9,19 @@ from typing import Any
 from sqlmodel import Session
 
 from core.claim_words import claim_change_text, claim_sentence, date_span, plain_unit
+from core.claims import cited_sentences
 from core.diffing import diff_stats, inline_html, side_by_side_html, word_diff
 from core.evidence_views import evidence_rows_html
 from core.labels import action_label, change_kind_label, decision_label
 from core.models import SectionProposal, Snapshot, Source, UpdateRun
+from core.passages import sentence_key
+from core.review import proposals_of
 from core.states import Action, Decision
 from core.view_text import esc
 
 
 def _cited_keys(body: str) -> set[tuple[str, int]]:
     """(sentence, marker) pairs of a body, compared as a commit compares them."""
-    from core.claims import cited_sentences
-    from core.passages import sentence_key
-
     return {
         (sentence_key(sentence), marker)
         for _, sentence, markers in cited_sentences(body)
@@ -65,8 +65,6 @@ def claim_changes(
     whether the proposed text still says the same sentence. ``evidence``: the proposal's
     evidence rows (a removed page is said as such); ``as_of``: the run's date, the newest
     check of a removed page."""
-    from core.passages import sentence_key
-
     kept = _cited_keys(proposed)
     gone_pages = {int(e["marker"]) for e in evidence or [] if e.get("kind") == "gone"}
     out = []
@@ -147,8 +145,6 @@ def claim_changes_html(changes: list[dict[str, Any]], *, new_text: bool = True) 
 
 def review_cards(session: Session, run_id: int) -> list[dict[str, Any]]:
     """One card per section proposal of a run (``review_card``), in the run's order."""
-    from core.review import proposals_of
-
     run = session.get(UpdateRun, int(run_id))
     as_of = run.as_of if run is not None else None
     return [review_card(session, p, as_of) for p in proposals_of(session, run_id)]
@@ -163,18 +159,9 @@ def review_card(session: Session, p: SectionProposal, as_of: Any) -> dict[str, A
     whose sentence the proposed text (or the analyst's edit) still says unchanged.
     """
     old = p.old_text or ""
-    if p.analyst_text is not None:
-        new = p.analyst_text
-    elif p.action == Action.KEEP:
-        new = p.new_text or old
-    else:
-        new = p.new_text or ""
+    new = _proposed_text(p, old)
     changed = p.action != Action.KEEP or new != old
-    titles = {
-        int(e["marker"]): e.get("title") or e.get("url") or ""
-        for e in p.evidence or []
-        if e.get("marker") is not None
-    }
+    titles = _evidence_titles(p)
     removed = p.action == Action.REMOVE
     evidence = [_with_label(e) for e in p.evidence or []]
     changes = claim_changes(
@@ -216,6 +203,25 @@ def review_card(session: Session, p: SectionProposal, as_of: Any) -> dict[str, A
     }
     card["stale_on_commit"] = _stale_on_commit(p, card)
     return card
+
+
+def _proposed_text(p: SectionProposal, old: str) -> str:
+    """The text the card proposes: the analyst's edit, else the writer's new text (a keep
+    without one keeps ``old``)."""
+    if p.analyst_text is not None:
+        return p.analyst_text
+    if p.action == Action.KEEP:
+        return p.new_text or old
+    return p.new_text or ""
+
+
+def _evidence_titles(p: SectionProposal) -> dict[int, str]:
+    """Each evidence row's title (else its URL) by marker."""
+    return {
+        int(e["marker"]): e.get("title") or e.get("url") or ""
+        for e in p.evidence or []
+        if e.get("marker") is not None
+    }
 
 
 def _with_label(row: dict[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from core.models import (
     SourceCheck,
     UpdateRun,
 )
+from core.settings import get_settings
 from core.source_spec import SourceSpec
 from core.sources.base import FetchedPage, Fetcher, Validators
 from core.states import ChangeKind, CheckOutcome
@@ -89,8 +90,6 @@ class SharedChecks:
         window: timedelta | None = None,
     ) -> None:
         if window is None:
-            from core.settings import get_settings
-
             window = timedelta(hours=get_settings().recheck_hours)
         self.session, self.temporal, self.force, self.window = session, temporal, force, window
         self.report_id, self.run_id = report_id, run_id
@@ -260,48 +259,14 @@ def news_since_versions(session: Session) -> dict[int, list[dict[str, Any]]]:
     """Per report: the sources its current version cites that a later look — by any
     report's run — found changed or gone (the shared pool's news for it): a web look
     after the version was made, a corpus look at a later as-of."""
-    rows = session.exec(
-        select(ReportVersion, Report.source, Citation.marker, Snapshot)
-        .join(Report, col(Report.id) == ReportVersion.report_id)
-        .join(Section, col(Section.version_id) == ReportVersion.id)
-        .join(Citation, col(Citation.section_id) == Section.id)
-        .join(Snapshot, col(Snapshot.id) == Citation.snapshot_id)
-        .where(col(ReportVersion.id).in_(_current_versions()), col(Report.archived_at).is_(None))
-    ).all()
-    cited: dict[tuple[int, int], tuple[ReportVersion, str, int, Snapshot]] = {}
-    for version, spec, marker, snap in rows:
-        key = (int(version.report_id), int(snap.source_id))
-        cited.setdefault(key, (version, spec, marker, snap))
+    cited = _cited_now(session)
     if not cited:
         return {}
-    by_source: dict[int, list[SourceCheck]] = {}
-    for check in session.exec(
-        select(SourceCheck)
-        .where(
-            col(SourceCheck.source_id).in_({s for _, s in cited}),
-            col(SourceCheck.outcome).in_(("fetched", "not_modified", "gone")),
-        )
-        .order_by(col(SourceCheck.checked_at).desc(), col(SourceCheck.id).desc())
-    ):
-        by_source.setdefault(int(check.source_id), []).append(check)
+    by_source = _readable_looks(session, cited)
     hashes: dict[int, str | None] = {}
     out: dict[int, list[dict[str, Any]]] = {}
     for (report_id, source_id), (version, spec, marker, snap) in sorted(cited.items()):
-        source = SourceSpec.parse(spec)
-        temporal = source.temporal
-        name = source.fetcher_name  # what SourceCheck.provider starts with
-        look = next(
-            (
-                c
-                for c in by_source.get(source_id, [])
-                if _provider_matches(c, name)
-                and (
-                    (temporal and c.as_of is not None and as_utc(c.as_of) > as_utc(version.as_of))
-                    or (not temporal and as_utc(c.checked_at) > as_utc(version.created_at))
-                )
-            ),
-            None,
-        )
+        look = _later_look(by_source.get(source_id, []), spec, version)
         if look is None:
             continue
         if look.outcome == CheckOutcome.GONE:
@@ -317,6 +282,65 @@ def news_since_versions(session: Session) -> dict[int, list[dict[str, Any]]]:
             {"marker": marker, "title": snap.title, "kind": kind, "checked_at": look.checked_at}
         )
     return out
+
+
+def _cited_now(
+    session: Session,
+) -> dict[tuple[int, int], tuple[ReportVersion, str, int, Snapshot]]:
+    """(report id, source id) → (current version, report's source setting, marker, cited
+    snapshot) for each source a live report's current version cites (one citation each)."""
+    rows = session.exec(
+        select(ReportVersion, Report.source, Citation.marker, Snapshot)
+        .join(Report, col(Report.id) == ReportVersion.report_id)
+        .join(Section, col(Section.version_id) == ReportVersion.id)
+        .join(Citation, col(Citation.section_id) == Section.id)
+        .join(Snapshot, col(Snapshot.id) == Citation.snapshot_id)
+        .where(col(ReportVersion.id).in_(_current_versions()), col(Report.archived_at).is_(None))
+    ).all()
+    cited: dict[tuple[int, int], tuple[ReportVersion, str, int, Snapshot]] = {}
+    for version, spec, marker, snap in rows:
+        key = (int(version.report_id), int(snap.source_id))
+        cited.setdefault(key, (version, spec, marker, snap))
+    return cited
+
+
+def _readable_looks(
+    session: Session, cited: Mapping[tuple[int, int], Any]
+) -> dict[int, list[SourceCheck]]:
+    """Per cited source: its looks that read the page or found it gone, newest first."""
+    by_source: dict[int, list[SourceCheck]] = {}
+    for check in session.exec(
+        select(SourceCheck)
+        .where(
+            col(SourceCheck.source_id).in_({s for _, s in cited}),
+            col(SourceCheck.outcome).in_(("fetched", "not_modified", "gone")),
+        )
+        .order_by(col(SourceCheck.checked_at).desc(), col(SourceCheck.id).desc())
+    ):
+        by_source.setdefault(int(check.source_id), []).append(check)
+    return by_source
+
+
+def _later_look(
+    looks: Iterable[SourceCheck], spec: str, version: ReportVersion
+) -> SourceCheck | None:
+    """The newest look by the report's own fetcher made after ``version``: at a later
+    as-of for a temporal corpus, later in time for the web."""
+    source = SourceSpec.parse(spec)
+    temporal = source.temporal
+    name = source.fetcher_name  # what SourceCheck.provider starts with
+    return next(
+        (
+            c
+            for c in looks
+            if _provider_matches(c, name)
+            and (
+                (temporal and c.as_of is not None and as_utc(c.as_of) > as_utc(version.as_of))
+                or (not temporal and as_utc(c.checked_at) > as_utc(version.created_at))
+            )
+        ),
+        None,
+    )
 
 
 def _current_versions() -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 from core.states import AnchorOutcome, ClaimOutcome
 from core.text import strip_links
 
-#: a declared field's difference as core.anchors says it: "Capacity: 100 MW → 160 MW"
+#: a declared field's difference as core.passage_changes says it: "Capacity: 100 MW → 160 MW"
 _FIELD_DIFF = re.compile(r"^(?P<label>[A-Za-z][\w ()/&'-]{0,48}?): (?P<change>[^:→]+→.+)$")
 
 

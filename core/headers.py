@@ -3,7 +3,7 @@
 The one reader of ``key: value`` metadata for every module that needs it: the key facts of
 a page (:mod:`core.keyfacts`, and through it the change classifier), a folder corpus's
 records (:mod:`core.sources.corpus`) and an imported report's title
-(:mod:`core.report_state`). Two layouts, each read by a library:
+(:mod:`core.report_parse`). Two layouts, each read by a library:
 
 - **YAML front matter** — a ``---`` line, YAML, a ``---`` (or ``...``) line — is read
   with PyYAML's safe loader (``yaml.compose`` for each field's lines, ``yaml.safe_load``

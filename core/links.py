@@ -13,7 +13,7 @@ escaped ``\\[`` starts no link.
   ``[label]`` (reference links), for a reader that resolves those too.
 
 Named groups: ``text``, ``url`` (may be None), ``title`` (with its quotes), and in
-:data:`LINKISH` ``label``. Used by the report parser (:mod:`core.report_state`), the
+:data:`LINKISH` ``label``. Used by the report parser (:mod:`core.report_parse`), the
 reference-entry reader (:mod:`core.reference_entries`), the claim diff and material
 tokens, key-fact values and the writers' text helpers (:mod:`core.text`).
 """

@@ -52,7 +52,7 @@ def split_sentences(text: str) -> list[str]:
 
     Units end at sentence ends (``. ! ?`` followed by a capital or digit), blank
     lines, list items, section titles and header fields. Each key-fact field at
-    the top of the page (see :func:`core.keyfacts.header_blocks`: RFC-822 and
+    the top of the page (see :func:`core.header_blocks.header_blocks`: RFC-822 and
     YAML headers, ``---``-closed blocks, bullet headers, definition tables) is
     one unit of its own, with its continuation lines, and is never
     sentence-split; the ``---`` delimiters and comments of a header block are

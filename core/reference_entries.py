@@ -1,7 +1,7 @@
 """Reference-list entries: ``[3] [Title](https://…) — fetched 2026-01-15``.
 
 One reader of a report's reference entries for every module that meets them: the report
-parser (:mod:`core.report_state`, any Markdown an analyst imports) and the PDF renderer
+parser (:mod:`core.report_parse`, any Markdown an analyst imports) and the PDF renderer
 (:mod:`core.pdf`, which anchors each entry so citations can link to it). The citation
 markers that point at these entries are :mod:`core.citations`' grammar.
 

@@ -7,7 +7,7 @@ after an abbreviation ("e.g.", "approx.", "Jan.", an initial "J.") and after a l
 enumerator ("1.", "(a)", "iv.").
 
 - :func:`sentence_spans` — the rule itself, as (start, end) offsets of a text: the form
-  passages are cut with (``core.anchors``), so a quote keeps its place in the page;
+  passages are cut with (``core.passages``), so a quote keeps its place in the page;
 - :func:`split_prose` — the same as strings, whitespace collapsed: the form a page's
   prose is split with (``core.page_units.split_sentences``, which first cuts a page into
   header fields, list items, titles and paragraphs);

@@ -17,7 +17,7 @@ from enum import StrEnum
 
 class RunStatus(StrEnum):
     """Where an update run is. ``interrupted``: its worker stopped before it finished (or
-    died: a ``running`` run with no live worker reads as interrupted, core.runs.run_state);
+    died: a ``running`` run with no live worker reads as interrupted, core.run_liveness.run_state);
     it still holds the report until it is resumed or cancelled."""
 
     RUNNING = "running"
@@ -129,7 +129,7 @@ class CheckOutcome(StrEnum):
 
 
 class AnchorOutcome(StrEnum):
-    """What became of one passage a claim rests on, in a newer text (core.anchors)."""
+    """What became of one passage a claim rests on, in a newer text (core.relocate)."""
 
     INTACT = "intact"
     MOVED = "moved"

@@ -50,7 +50,7 @@ __all__ = [
 #: Bidi embeddings/overrides (U+202A–U+202E) and isolates (U+2066–U+2069).
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 # C0/C1 controls except \t and \n, bidi controls, ZWSP and LRM/RLM: what a one-line text
-# (a heading, a title) loses; the same set ``core.report_state`` removes from headings.
+# (a heading, a title) loses; the same set ``core.report_parse`` removes from headings.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _NEWLINES = re.compile(r"\r\n?")
 _MAX_PASSES = 12

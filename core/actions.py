@@ -32,15 +32,15 @@ from core.cli_results import Created, Deleted, Imported, Reviewed, SettingsShown
 from core.creation import create_report, create_result
 from core.db import session_scope
 from core.errors import EvergreenError
-from core.export import export_version
+from core.export import export_version, version_markdown
 from core.importer import import_report
-from core.report_archive import archive_report, unarchive_report
+from core.report_archive import archive_report, archived_report_ids, unarchive_report
 from core.report_deletion import delete_report, deletion_message, deletion_preview
 from core.report_settings import WRITERS, ReportSettings, writer_name
 from core.repository import get_report
 from core.review import commit_run, decide, get_run, proposals_of, run_result
 from core.schedule import save_report_settings
-from core.services import check_source
+from core.services import check_source, report_rows
 from core.sources.corpus import Corpus
 from core.states import Decision, RunStatus
 from core.update import resume_run, update_report
@@ -239,6 +239,28 @@ def _review(run_id: int) -> Iterator[Any]:
             else f"Run {run_id} is {status} now (it changed while it was being reviewed); "
             "nothing was committed."
         ) from None
+
+
+# -- reading reports ---------------------------------------------------------------------
+def report_list(*, include_archived: bool = False) -> list[dict[str, Any]]:
+    """The tracked reports with their current version; archived ones (their status then
+    ``archived``) only with ``include_archived``."""
+    with session_scope() as session:
+        rows = report_rows(session)
+        hidden = archived_report_ids(session)
+    return [
+        {**r, "status": "archived"} if r["id"] in hidden else r
+        for r in rows
+        if include_archived or r["id"] not in hidden
+    ]
+
+
+def markdown(report: ReportRef, version: int | None = None) -> str:
+    """A version of a report (default: the current one) as Markdown, with its version line."""
+    with session_scope() as session:
+        return version_markdown(
+            session, get_report(session, report), version, with_version_line=True
+        )
 
 
 # -- keeping reports ---------------------------------------------------------------------

@@ -32,6 +32,7 @@ from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_inline import StateInline
 
 __all__ = [
@@ -133,8 +134,6 @@ def _citation_rule(state: StateInline, silent: bool) -> bool:
 
 
 def _render_as_text(self: Any, tokens: Sequence[Any], idx: int, options: Any, env: Any) -> str:
-    from markdown_it.common.utils import escapeHtml
-
     return escapeHtml(tokens[idx].content)
 
 

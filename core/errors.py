@@ -28,9 +28,7 @@ class RunBusyError(EvergreenError):
     The message says what holds the report; each door adds its own way on: the CLI its
     commands, the app a link to the run on its Review screen."""
 
-    def __init__(
-        self, message: str, *, run_id: int, report_id: int, state: str, kind: str
-    ) -> None:
+    def __init__(self, message: str, *, run_id: int, report_id: int, state: str, kind: str) -> None:
         super().__init__(message)
         self.run_id = run_id
         self.report_id = report_id

@@ -24,6 +24,7 @@ from sqlmodel import Session
 from core.dates import day
 from core.errors import EvergreenError
 from core.models import CLAIM_STATES, Report, ReportVersion
+from core.pdf import markdown_to_pdf
 from core.report_render import render_markdown
 from core.report_state import RefEntry, ReportDoc, renumbered
 from core.repository import claims_of_version, get_version, load_doc
@@ -132,8 +133,6 @@ def export_version(
         if fmt == "md":
             tmp.write_text(markdown, encoding="utf-8")
         else:
-            from core.pdf import markdown_to_pdf
-
             tmp.write_bytes(markdown_to_pdf(markdown))
         tmp.replace(out)
     except OSError as exc:

@@ -40,6 +40,7 @@ from core.repository import brief_title, claims_of_version
 from core.snapshot_store import json_safe
 from core.source_spec import SourceSpec
 from core.sources.base import FetchedPage
+from core.sources.registry import providers_for
 from core.states import ClaimState, RunKind, RunStatus, SectionStatus
 from core.validation import check_as_of, clean_question, clean_title
 from core.version_commit import SectionDraft, commit_version
@@ -265,8 +266,6 @@ def _resolve(doc: ReportDoc, source: str, when: datetime) -> dict[int, FetchedPa
     (a temporal corpus); the web is fetched on the first update instead."""
     if not SourceSpec.parse(source).temporal or not any(r.url for r in doc.references):
         return {}
-    from core.sources.registry import providers_for
-
     try:
         providers = providers_for(source)
     except EvergreenError:

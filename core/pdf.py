@@ -36,12 +36,14 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from markdown_it.token import Token
+
 from core.citations import install, numbers_written
 from core.errors import EvergreenError
 from core.reference_entries import entry_number
 
 if TYPE_CHECKING:
-    import pymupdf
+    import pymupdf  # lazy: PyMuPDF loads only when a PDF is made
     from markdown_it import MarkdownIt
     from markdown_it.rules_core import StateCore
     from markdown_it.token import Token
@@ -75,7 +77,7 @@ def markdown_to_pdf(markdown: str, *, title: str | None = None) -> bytes:
     if not markdown or not markdown.strip():
         raise EvergreenError("Nothing to export: the version's Markdown is empty.")
     try:
-        import pymupdf
+        import pymupdf  # lazy: PyMuPDF loads only when a PDF is made
         from markdown_pdf import MarkdownPdf, Section
     except ImportError as exc:  # pragma: no cover - a broken install
         raise EvergreenError(
@@ -138,7 +140,7 @@ def add_break_opportunities(md: MarkdownIt) -> None:
 
 def number_pages(doc: pymupdf.Document) -> None:
     """Write "n / N" centred at the foot of every page, in the bottom margin."""
-    import pymupdf
+    import pymupdf  # lazy: PyMuPDF loads only when a PDF is made
 
     total = doc.page_count
     for page in doc:
@@ -189,8 +191,6 @@ def _citation_spans(group: str, anchors: set[int]) -> list[tuple[int, int, int]]
 def _linked_citation(token: Token, anchors: set[int]) -> list[Token]:
     """A ``citation`` token (core.citations) as text, its anchored numbers links to their
     References entries."""
-    from markdown_it.token import Token
-
     text, pieces, pos = token.content, [], 0
     for start, end, number in _citation_spans(text, anchors):
         if start > pos:

@@ -65,7 +65,7 @@ MODEL_ID = "wordllama-l2-supercat-256"  # what the stored sample vectors were ma
 def _model() -> Any:
     """The embedding model, loaded once per process from the files its wheel ships."""
     try:
-        import wordllama
+        import wordllama  # lazy: the model loads once, on first use
         from wordllama import WordLlama
     except ImportError as exc:  # pragma: no cover - a dependency of the package
         raise EvergreenError(

@@ -213,8 +213,6 @@ def run_result(
     session: Session, run_id: int, *, cost: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The CLI contract for `update` (and `review`)."""
-    from core.models import ReportVersion
-
     run = get_run(session, run_id)
     version = session.get(ReportVersion, run.version_id) if run.version_id else None
     summary = run.summary or {}

@@ -17,6 +17,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from core.dates import as_utc, utcnow
+from core.db import session_scope
 from core.errors import EvergreenError
 from core.models import Report, UpdateRun
 from core.report_settings import ReportSettings, settings_of
@@ -109,8 +110,6 @@ def run_due(*, workers: int = 1, now: datetime | None = None) -> list[dict[str, 
 
     Returns one row per report: report_id, run_id, status and error (None when fine).
     """
-    from core.db import session_scope
-
     if workers < 1:
         raise EvergreenError(f"--workers must be at least 1 (got {workers}).")
     with session_scope() as session:
@@ -128,7 +127,7 @@ def run_updates(
 ) -> list[dict[str, Any]]:
     """Propose an update of each (report id, title) here, ``workers`` at a time; one row
     per report: report_id, title, run_id, status, error and actions."""
-    from core.jobs import work_on
+    from core.jobs import work_on  # lazy: a cycle (jobs and the queue import the schedule)
     from core.update import begin_update
 
     if workers < 1:
@@ -153,8 +152,6 @@ def run_updates(
 def run_row(run_id: int) -> dict[str, Any]:
     """A run as one row of an update round: status, error (failed or cancelled) and the
     section actions it proposed."""
-    from core.db import session_scope
-
     with session_scope() as session:
         run = session.get(UpdateRun, run_id)
         status = run.status if run else "failed"
@@ -171,7 +168,7 @@ def enqueue_updates(
 ) -> list[dict[str, Any]]:
     """Register an update of each (report id, title) and queue them all for the workers
     (PostgreSQL, ``core.queue``); the rows say ``queued`` (or why one did not start)."""
-    from core.queue import enqueue_runs
+    from core.queue import enqueue_runs  # lazy: a cycle (jobs and the queue import the schedule)
     from core.update import begin_update
 
     rows: list[dict[str, Any]] = []
@@ -200,8 +197,6 @@ def enqueue_due(now: datetime | None = None) -> list[dict[str, Any]]:
     """Queue an update for every due report (the workers' schedule; ``update --due`` on
     PostgreSQL with workers). Two of these at once give one run per report: a report
     with an open run is not due, and the database allows one open run per report."""
-    from core.db import session_scope
-
     with session_scope() as session:
         due = [(r.id, r.title) for r in due_reports(session, now)]
         unreadable = unreadable_schedules(session)
@@ -217,8 +212,6 @@ def update_round(
 ) -> list[dict[str, Any]]:
     """An update of every report (``updatable_reports``): queued for the workers, or
     done here ``workers`` at a time."""
-    from core.db import session_scope
-
     with session_scope() as session:
         reports = [(r.id, r.title) for r in updatable_reports(session)]
     if queue:

@@ -12,6 +12,8 @@ from core.models import CostEvent, PoolEntry, UpdateRun
 from core.repository import latest_version, list_reports
 from core.run_liveness import run_state
 from core.source_spec import SourceSpec
+from core.sources.corpus import Corpus
+from core.sources.registry import providers_for
 from core.states import RunStatus
 
 
@@ -20,12 +22,8 @@ def check_source(source: str | SourceSpec) -> str:
     corpus must exist, and the web needs its key and browser. Returns the string to store."""
     spec = SourceSpec.parse(source)
     if spec.kind == "web":
-        from core.sources.registry import providers_for
-
         providers_for(spec).close()  # a missing key or browser fails here, before any write
     elif spec.kind == "corpus":
-        from core.sources.corpus import Corpus
-
         Corpus.open(str(spec.corpus)).close()
     return str(spec)
 

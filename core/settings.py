@@ -8,6 +8,7 @@ report itself (``Report.settings``, typed by ``core.report_settings``), not here
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from functools import lru_cache
@@ -148,8 +149,6 @@ class Settings(BaseSettings):
     @classmethod
     def _split_allowlist(cls, value: Any) -> Any:
         if isinstance(value, str) and value.strip().startswith("["):
-            import json
-
             return json.loads(value)
         if isinstance(value, str):
             return [part.strip() for part in value.replace(";", ",").split(",") if part.strip()]

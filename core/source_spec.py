@@ -80,7 +80,7 @@ class SourceSpec:
 
 
 def _check_corpus_name(name: str) -> None:
-    from core.sources.corpus import NAME_RE
+    from core.sources.corpus import NAME_RE  # lazy: a cycle (corpora read source specs)
 
     if not NAME_RE.match(name):
         raise EvergreenError(

@@ -12,15 +12,19 @@ from datetime import datetime
 from typing import Any
 
 from core.dates import as_utc, day, utcnow
+from core.db import session_scope
 from core.engine import Update, commit_stage, prepare_review
 from core.errors import EvergreenError
 from core.models import Report, UpdateRun
 from core.report_settings import settings_of
 from core.repository import get_report, get_version
+from core.review import run_result
+from core.run_liveness import worker_alive
 from core.run_work import run_work
-from core.runs import start_run
+from core.runs import RESUMABLE, busy_error, open_run_for, start_run, take_over
 from core.sources.registry import Providers, providers_for
 from core.states import RunKind, RunStatus
+from core.validation import check_as_of
 from core.writers import get_writer
 
 
@@ -32,9 +36,6 @@ def begin_update(
     ``force_recheck``: fetch every cited source again even when the shared evidence pool
     holds a check of it that is still fresh (another report's, within the freshness window).
     """
-    from core.db import session_scope
-    from core.validation import check_as_of
-
     with session_scope() as session:
         report = get_report(session, report_ref)
         base = get_version(session, report)
@@ -58,9 +59,6 @@ def execute_update(
     ``lease``: the one a take-over (``begin_resume``) won; the work is refused if another
     process took the run over since.
     """
-    from core.db import session_scope
-    from core.review import run_result
-
     with session_scope() as session:
         run = session.get(UpdateRun, run_id)
         if run is None:
@@ -100,10 +98,6 @@ def begin_resume(run_id: int) -> int:
     (status running, this process as its worker). Refusals raise at once, before any work;
     the take-over is one compare-and-set, so of two processes resuming at once one wins.
     Returns the lease this process now holds on the run."""
-    from core.db import session_scope
-    from core.run_liveness import worker_alive
-    from core.runs import RESUMABLE, busy_error, open_run_for, take_over
-
     with session_scope() as session:
         run = session.get(UpdateRun, int(run_id))
         if run is None:

@@ -21,6 +21,7 @@ SAMPLE_AS_OF = "2026-01-15"
 
 def ensure_sample_corpus() -> dict[str, Any]:
     """Import the sample pages into the ``sample`` corpus (idempotent)."""
+    # lazy: a cycle (the source registry makes the sample corpus)
     from core.sources.corpus import add_corpus
 
     pages = config.sample_dir() / "pages"
@@ -31,6 +32,7 @@ def ensure_sample_corpus() -> dict[str, Any]:
 
 def load_sample(session: Session) -> dict[str, Any]:
     """Load the sample corpus and import the sample report, unless already there."""
+    # lazy: a cycle (the importer reads source specs)
     from core.importer import import_report, read_markdown_file
 
     corpus = ensure_sample_corpus()

@@ -1,7 +1,7 @@
 """Presentation helpers shared by the screens: styles, the report picker, run progress.
 
-No business logic: numbers and texts come from ``core.views`` and friends. Any HTML
-built here escapes its text (``core.views.esc``) before ``st.html`` shows it.
+No business logic: numbers and texts come from the ``core.*_views`` read models. Any
+HTML built here escapes its text (``core.view_text.esc``) before ``st.html`` shows it.
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
+from core import jobs
 from core.db import session_scope
 from core.diffing import DIFF_CSS
 from core.errors import EvergreenError, RunBusyError
 from core.labels import run_kind_label, run_status_label
+from core.services import report_rows
 from core.untrusted import escape_all
 from core.view_text import esc
 
@@ -108,8 +111,6 @@ def through_the_app() -> None:
     helpers included, no sample loading, no secrets. The old-style mode is switched off
     and the app is run in its place (in the same run: a click that brought the screen here
     is not lost)."""
-    from streamlit.runtime.pages_manager import PagesManager
-
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         runpy.run_path(str(APP), run_name="__main__")  # its navigation runs this screen
@@ -170,8 +171,6 @@ def guarded(fn: Callable[[], Any]) -> Any:
 
 def pick_report(label: str = "Report", *, key: str) -> int | None:
     """The report selector every screen shares; remembers the choice across screens."""
-    from core.services import report_rows
-
     with session_scope() as session:
         rows = report_rows(session)
     if not rows:
@@ -223,8 +222,6 @@ WATCH_EVERY = 3.0  # seconds between a screen's looks at the runs (a run started
 def watch_runs(report_id: int | None = None) -> None:
     """Redraw the screen when a run of the report (or of any report) starts, finishes or
     is cancelled elsewhere: in another tab, by a worker, from cron or the CLI."""
-    from core import jobs
-
     key = f"eg_runs_seen:{report_id}"
     try:
         now = jobs.runs_signature(report_id)

@@ -245,7 +245,7 @@ def targets_line(final: dict[str, Any]) -> str:
 
 
 def charts_html(records: list[dict[str, Any]], path: Path) -> None:
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # lazy: plotly takes ~1 s to load, only for the charts
     from plotly.subplots import make_subplots
 
     panels: list[tuple[str, Any]] = [

@@ -10,11 +10,13 @@ seconds, and ``--help`` or a usage error should not wait for it.
 
 from __future__ import annotations
 
+import click
 import typer
 
 from core.cli import bench, corpora, reports, runs
 from core.cli.console import app, corpus_app, exit_now, fail
 from core.errors import EvergreenError, RunBusyError
+from core.run_stops import RunInterrupted, RunStopped
 from core.states import RunKind
 
 # the commands, in the order ``evergreen --help`` lists them
@@ -47,8 +49,6 @@ for name, command in (
 def main() -> None:
     """Entry point: run the CLI, turning known failures into one clear line (exit 1);
     Ctrl-C stops the work, marks its run interrupted and exits 130."""
-    from core.run_stops import RunInterrupted, RunStopped
-
     try:
         code = app(standalone_mode=False)  # typer returns 130 for a KeyboardInterrupt
     except RunBusyError as exc:
@@ -77,10 +77,9 @@ def main() -> None:
 def _usage_error(exc: Exception) -> bool:
     """A click usage error — click's own, or the copy of click that newer typer releases
     carry (``typer._click``: not a subclass of click's)."""
-    import click
-
     kinds: list[type] = [click.ClickException]
     try:
+        # lazy: only newer typer releases carry it
         from typer._click.exceptions import ClickException as TyperClickException
 
         kinds.append(TyperClickException)

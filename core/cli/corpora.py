@@ -10,6 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from core.cli.console import err, out, print_json
+from core.dates import iso, parse_as_of
+from core.sources.corpus import Corpus
 
 
 def corpus_add(
@@ -21,6 +23,7 @@ def corpus_add(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Import page versions into a corpus (re-importing the same data changes nothing)."""
+    # lazy: the core loads when a command runs (core.cli)
     from core.sources.corpus import add_corpus
 
     with out.status(f"Importing {path} …"):
@@ -40,6 +43,7 @@ def corpus_add(
 
 def corpus_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """The corpora in this workspace."""
+    # lazy: the core loads when a command runs (core.cli)
     from core.sources.corpus import list_corpora
 
     rows = list_corpora()
@@ -70,9 +74,6 @@ def corpus_search(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Search a corpus as it stood at a date."""
-    from core.dates import iso, parse_as_of
-    from core.sources.corpus import Corpus
-
     corpus = Corpus.open(name)
     hits = corpus.search(
         query,

@@ -3,7 +3,9 @@ abandon, review, resume and the queue worker; and watching a run a worker does."
 
 from __future__ import annotations
 
+import logging
 import sys
+import time
 from typing import Annotated, Any
 
 import typer
@@ -12,7 +14,11 @@ from rich.table import Table
 
 from core.cli.console import as_of_option, fail, out, print_json
 from core.cli_results import Created, Updated, as_json_data
+from core.db import session_scope
 from core.errors import EvergreenError
+from core.jobs import FINAL
+from core.models import UpdateRun
+from core.queue_worker import run_worker
 
 
 def update_cmd(
@@ -47,7 +53,7 @@ def update_cmd(
     """Refresh evidence, look for what is new, and propose section changes (on PostgreSQL
     with a worker running: the workers do the runs; --due and --all queue them). A page
     another report's update checked recently is not fetched again (--force-recheck)."""
-    from core import actions  # lazy: see the module docstring
+    from core import actions  # lazy: the core loads when a command runs (core.cli)
 
     if due or every:
         _many_alone(due, every, report, approve_all)
@@ -103,6 +109,7 @@ def _update_many(
     """--due: propose an update for each report whose schedule is due; --all: for every
     report. On workers the runs are queued (--wait: watched to their end); otherwise done
     here, ``workers`` at a time. The runs wait for review."""
+    # lazy: the core loads when a command runs (core.cli)
     from core.schedule import enqueue_due, run_due, run_row, update_round
 
     on_workers = queued()
@@ -135,7 +142,7 @@ def _update_many(
 def queued() -> bool:
     """Whether this command's runs go to the workers (``core.jobs.mode``: PostgreSQL and a
     worker running, or EVERGREEN_JOBS=queue); otherwise they are done here."""
-    from core import jobs  # lazy: see the module docstring
+    from core import jobs  # lazy: the core loads when a command runs (core.cli)
 
     return jobs.mode() == "queue"
 
@@ -143,11 +150,6 @@ def queued() -> bool:
 def _watched(run_id: int, then: Any) -> Any:
     """Wait for a run on a worker to end (its progress on the status line), then return
     ``then(run_id)``. Ctrl-C stops watching; the run goes on."""
-    import time
-
-    from core.db import session_scope
-    from core.jobs import FINAL
-    from core.models import UpdateRun
 
     try:
         with out.status(f"Run {run_id}: queued for a worker …") as status:
@@ -171,7 +173,7 @@ def _watched(run_id: int, then: Any) -> Any:
 def _update_on_worker(
     report: str, *, as_of: Any, approve_all: bool, force_recheck: bool = False
 ) -> Updated:
-    from core import actions, jobs  # lazy: see the module docstring
+    from core import actions, jobs  # lazy: the core loads when a command runs (core.cli)
 
     run_id = jobs.start_update(
         report, as_of=as_of, approve_all=approve_all, sync=False, force_recheck=force_recheck
@@ -180,7 +182,7 @@ def _update_on_worker(
 
 
 def create_on_worker(question: str, **kwargs: Any) -> Created:
-    from core import actions, jobs  # lazy: see the module docstring
+    from core import actions, jobs  # lazy: the core loads when a command runs (core.cli)
 
     run_id = jobs.submit_create(question, **kwargs)
     return _watched(run_id, actions.created)
@@ -188,7 +190,7 @@ def create_on_worker(question: str, **kwargs: Any) -> Created:
 
 def cancel_cmd(run: Annotated[int, typer.Argument(help="Run id.")]) -> None:
     """Cancel a run: a running one stops at its next step; one awaiting review is dropped."""
-    from core import jobs  # lazy: see the module docstring
+    from core import jobs  # lazy: the core loads when a command runs (core.cli)
 
     status = jobs.cancel(run)
     out.print(f"Run {run}: {status}.")
@@ -199,7 +201,7 @@ def abandon_cmd(
 ) -> None:
     """Mark a run that no worker is doing (its process stopped mid-run) as failed, so the
     report can be updated again — the Reports and Review screens' "Mark abandoned"."""
-    from core import jobs  # lazy: see the module docstring
+    from core import jobs  # lazy: the core loads when a command runs (core.cli)
 
     status = jobs.abandon(run)
     out.print(f"Run {run}: {status}.")
@@ -214,7 +216,7 @@ def review_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Approve or reject a run's proposals and commit the new version."""
-    from core import actions  # lazy: see the module docstring
+    from core import actions  # lazy: the core loads when a command runs (core.cli)
 
     result = actions.review(
         run, approve=approve or [], reject=reject or [], approve_all=approve_all, commit=commit
@@ -237,7 +239,7 @@ def resume_cmd(
 ) -> None:
     """Continue an interrupted update, reusing what it already fetched and wrote (on a
     worker when the workers do the runs)."""
-    from core import actions, jobs  # lazy: see the module docstring
+    from core import actions, jobs  # lazy: the core loads when a command runs (core.cli)
 
     if queued():
         jobs.resume(run, approve_all=approve_all, sync=False)
@@ -262,9 +264,6 @@ def worker_cmd(
 ) -> None:
     """Do queued runs (PostgreSQL): creates, updates, resumes and the scheduled updates.
     Start one per machine, or several; Ctrl-C lets the runs in hand finish, then stops."""
-    import logging
-
-    from core.queue_worker import run_worker
 
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"

@@ -6,8 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.errors import EvergreenError
+from core.settings import get_settings
 from core.source_spec import SourceSpec
 from core.sources.base import Fetcher, SearchProvider
+from core.sources.corpus import Corpus
+from core.sources.tavily import RawContentCache, TavilySearch
+from core.sources.web import WebFetcher
+from core.workspace import ensure_sample_corpus
 
 
 @dataclass
@@ -25,8 +30,6 @@ class Providers:
 
 def providers_for(source: str | SourceSpec) -> Providers:
     """The search provider and fetcher a source setting (or its stored string) uses."""
-    from core.sources.corpus import Corpus
-
     spec = SourceSpec.parse(source)
     if spec.kind == "web":
         return web_providers()
@@ -37,8 +40,6 @@ def providers_for(source: str | SourceSpec) -> Providers:
     except EvergreenError:
         if spec.kind != "sample":
             raise
-        from core.workspace import ensure_sample_corpus
-
         ensure_sample_corpus()  # the sample corpus is made on first use
         corpus = Corpus.open(name)
     return Providers(corpus, corpus, temporal=spec.temporal)
@@ -47,10 +48,6 @@ def providers_for(source: str | SourceSpec) -> Providers:
 def web_providers() -> Providers:
     """Tavily search + crawl4ai fetching, sharing the pages a search returns in full.
     Not temporal: the web is fetched as it is now."""
-    from core.settings import get_settings
-    from core.sources.tavily import RawContentCache, TavilySearch
-    from core.sources.web import WebFetcher
-
     settings = get_settings()
     cache = RawContentCache()
     search = TavilySearch.from_settings(settings, cache)  # a clear error without a key

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from core.citations import strip_citations
-from core.keyfacts import normalise_value
+from core.fact_values import normalise_value
 from core.text import clean_inline
 
 _FIELD = re.compile(r"^\s*(?:[-*+•]\s+)?(?:\*\*)?([A-Za-z][\w ()/&'-]{0,60}?)(?:\*\*)?\s*:\s*(.+)$")

@@ -88,31 +88,33 @@ def _decode(encoded: str, chunks_by_char: dict[str, str]) -> str:
 
 def _token_diff(old: str, new: str) -> list[tuple[DiffOpKind, str]]:
     """Token-level diff of two (sub)texts, semantically cleaned up."""
-    table: dict[str, str] = {}
-    chunks: list[str] = []
-    a = _encode(_TOKEN.findall(old), table, chunks)
-    b = _encode(_TOKEN.findall(new), table, chunks)
-    by_char = {ch: tok for tok, ch in table.items()}
-    dmp = diff_match_patch()
-    dmp.Diff_Timeout = DIFF_TIMEOUT
-    diffs = dmp.diff_main(a, b, False)
     # Semantic cleanup merges trivial equalities (a lone space between two edits)
     # into the edits, so changes read as whole phrases. It runs on the encoded
     # tokens, so every op still starts and ends on a token boundary.
-    dmp.diff_cleanupSemantic(diffs)
-    return [(_OPS[op], _decode(enc, by_char)) for op, enc in diffs if enc]
+    return _symbol_diff(_TOKEN, old, new, semantic=True)
 
 
 def _line_diff(old: str, new: str) -> list[tuple[DiffOpKind, str]]:
     """Line-level diff (each distinct line is one symbol): cheap and exact on equal lines."""
+    return _symbol_diff(_LINE, old, new, semantic=False)
+
+
+def _symbol_diff(
+    pattern: re.Pattern[str], old: str, new: str, *, semantic: bool
+) -> list[tuple[DiffOpKind, str]]:
+    """diff-match-patch over symbols: each distinct ``pattern`` match (a token, a line) is
+    encoded as one character, diffed, and decoded back."""
     table: dict[str, str] = {}
     chunks: list[str] = []
-    a = _encode(_LINE.findall(old), table, chunks)
-    b = _encode(_LINE.findall(new), table, chunks)
-    by_char = {ch: line for line, ch in table.items()}
+    a = _encode(pattern.findall(old), table, chunks)
+    b = _encode(pattern.findall(new), table, chunks)
+    by_char = {ch: symbol for symbol, ch in table.items()}
     dmp = diff_match_patch()
     dmp.Diff_Timeout = DIFF_TIMEOUT
-    return [(_OPS[op], _decode(enc, by_char)) for op, enc in dmp.diff_main(a, b, False) if enc]
+    diffs = dmp.diff_main(a, b, False)
+    if semantic:
+        dmp.diff_cleanupSemantic(diffs)
+    return [(_OPS[op], _decode(enc, by_char)) for op, enc in diffs if enc]
 
 
 def word_diff(old: str, new: str) -> list[DiffOp]:

@@ -16,8 +16,9 @@ from typing import Any
 
 from sqlmodel import Session
 
-from core.changes import ChangeResult, ClaimChange, classify_change
+from core.changes import ChangeResult, classify_change
 from core.checks import FetchOutcome, SharedChecks
+from core.claim_diff import ClaimChange
 from core.costs import CostMeter
 from core.dates import as_utc, day, iso, utcnow
 from core.fetching import looks

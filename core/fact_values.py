@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from core.links import MD_LINK, link_text
+from core.links import MD_LINK, MD_REF_LINK, link_text
 
 __all__ = ["WHOLE_DATE", "clean_value", "normalise_value"]
 
@@ -27,7 +27,6 @@ WHOLE_DATE = re.compile(
     r"|\d{1,2}/\d{1,2}/\d{2,4})$",
     re.IGNORECASE,
 )
-_MD_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _RST_LINK = re.compile(r"`([^`<]*?)\s*<([^>`]*)>`_{1,2}")
 _HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>", re.S)
 _STRONG_CODE = re.compile(r"\*\*|__|`+")
@@ -49,7 +48,7 @@ def clean_value(value: str) -> str:
     s = value
     if "[" in s:
         s = MD_LINK.sub(link_text, s)
-        s = _MD_REF_LINK.sub(r"\1", s)
+        s = MD_REF_LINK.sub(r"\1", s)
     if "`" in s:
         s = _RST_LINK.sub(_link_text, s)
     if "<" in s:

@@ -47,6 +47,8 @@ _TAIL = rf"\(\s*(?P<url>{DEST})?(?:\s+(?P<title>{LINK_TITLE}))?\s*\)"
 
 MD_LINK = re.compile(rf"(?<!\\)(?P<image>!)?\[(?P<text>{LINK_TEXT})\]{_TAIL}")
 INLINE_LINK = re.compile(rf"(?<![!\\])\[(?P<text>{LINK_TEXT})\]{_TAIL}")
+#: a full reference link, ``[text][label]``, its text in group 1
+MD_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 LINKISH = re.compile(
     rf"(?<![!\\])\[(?P<text>{LINK_TEXT})\]"
     rf"(?:{_TAIL}|\[(?P<label>(?:\\.|[^\[\]\\])*)\])?"

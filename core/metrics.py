@@ -15,7 +15,7 @@ import sacrebleu
 from rapidfuzz.distance import LCSseq
 
 from core.citations import is_citation_text, rewrite_citations
-from core.links import MD_LINK
+from core.links import MD_LINK, MD_REF_LINK
 
 Heading = tuple[int, str]  # (level, heading text); level 1..6
 
@@ -41,7 +41,6 @@ _PARENS = r"\((?:[^()]|\([^()]*\))*\)"  # one level of nested parens (e.g. wiki 
 # reports' markers
 _FOOTNOTE = re.compile(r"\[\^[^\]\n]+\](?:" + _PARENS + r")?")
 _LINK_DEF = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\S+", re.MULTILINE)
-_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]*>", re.IGNORECASE)
 _BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
@@ -60,7 +59,7 @@ def tokenize(text: str) -> list[str]:
     text = rewrite_citations(text, lambda _c: " ")
     text = _FOOTNOTE.sub(" ", text)
     text = MD_LINK.sub(_link_text, text)
-    text = _REF_LINK.sub(r" \1 ", text)
+    text = MD_REF_LINK.sub(r" \1 ", text)
     text = _AUTOLINK.sub(" ", text)
     text = _BARE_URL.sub(" ", text)
     text = _HTML_TAG.sub(" ", text)

@@ -28,7 +28,7 @@ from core.models import (
     UpdateRun,
 )
 from core.repository import brief_title
-from core.runs import run_state
+from core.run_liveness import run_state
 from core.states import RunStatus
 
 

@@ -11,7 +11,7 @@ from sqlmodel import Session, col, select
 from core.dates import as_utc, day
 from core.errors import EvergreenError, NotFoundError
 from core.labels import report_status_label, run_status_label
-from core.models import OPEN_RUN_STATUSES, Report, UpdateRun
+from core.models import Report, UpdateRun
 from core.report_settings import ReportSettings
 from core.repository import versions_of
 from core.run_views import run_brief
@@ -20,6 +20,7 @@ from core.schedule import next_due
 from core.services import report_rows
 from core.source_spec import SourceSpec
 from core.sources.corpus import Corpus, list_corpora
+from core.states import OPEN_RUN_STATUSES
 
 OPEN_STATUSES = OPEN_RUN_STATUSES
 

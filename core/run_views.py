@@ -11,7 +11,7 @@ from core.dates import day, iso
 from core.errors import NotFoundError
 from core.labels import run_kind_label, run_status_label
 from core.models import Report, ReportVersion, UpdateRun
-from core.runs import run_state
+from core.run_liveness import run_state
 from core.states import RunStatus
 
 

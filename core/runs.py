@@ -15,10 +15,10 @@ from sqlmodel import Session, col, select
 from core.dates import utcnow
 from core.db import session_scope
 from core.errors import EvergreenError, RunBusyError
-from core.models import OPEN_RUN_STATUSES, UpdateRun
+from core.models import UpdateRun
 from core.redact import redact_credentials
 from core.run_liveness import QUEUED, run_state, worker_id
-from core.states import RunStatus
+from core.states import OPEN_RUN_STATUSES, RunStatus
 
 
 def open_run_for(session: Session, report_id: int) -> UpdateRun | None:

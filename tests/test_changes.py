@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from core import changes
-from core.changes import ChangeResult, ClaimChange, classify_change
-from core.claim_diff import claim_diff
+from core.changes import ChangeResult, classify_change
+from core.claim_diff import ClaimChange, claim_diff
 from core.hashing import content_hash
 from core.keyfacts import header_fields
 from core.material import material_reasons

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from core import config
-from core.cli import app
+from core.cli.console import app
 from core.db import session_scope
 from core.repository import list_reports
 from core.settings import apply_secrets, get_settings

@@ -10,8 +10,8 @@ import pytest
 from sqlmodel import select
 
 from core.anchors import anchor_claim
-from core.changes import ClaimChange
 from core.citations import strip_citations
+from core.claim_diff import ClaimChange
 from core.creation import create_report
 from core.dates import parse_as_of
 from core.db import session_scope

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from core.changes import ClaimChange
 from core.citations import cited_markers
+from core.claim_diff import ClaimChange
 from core.costs import CostMeter, metering
 from core.creation import create_report
 from core.dates import parse_as_of

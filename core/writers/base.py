@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from core.changes import ClaimChange
+from core.claim_diff import ClaimChange
 from core.errors import EvergreenError
 from core.facets import Facet
 from core.key_fact import fact_kind

@@ -12,10 +12,10 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from core import config
-from core.db import session_scope
+from core.app.services import report_rows
 from core.errors import EvergreenError
-from core.services import report_rows
 from core.settings import apply_secrets
+from core.store.db import session_scope
 from core.workspace import load_sample
 
 st.set_page_config(page_title="Evergreen", page_icon="🌲", layout="wide")

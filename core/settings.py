@@ -3,7 +3,7 @@
 
 Secrets are ``SecretStr``: they never print, and `describe()` shows only whether
 each key is set. Per-report choices (τ, concurrency, schedule, writer) live on the
-report itself (``Report.settings``, typed by ``core.report_settings``), not here.
+report itself (``Report.settings``, typed by ``core.domain.report_settings``), not here.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from pydantic_settings import (
 )
 
 from core import config
+from core.domain.report_settings import WriterName
 from core.errors import EvergreenError
 from core.redact import redact_credentials
-from core.report_settings import WriterName
 
 
 class Price(BaseModel):
@@ -119,7 +119,7 @@ class Settings(BaseSettings):
         "report citing it without another request (0: every update asks again).",
     )
 
-    # -- workers (PostgreSQL: core.queue) ----------------------------------------------------
+    # -- workers (PostgreSQL: core.engine.queue) -----------------------------------------------
     worker_heartbeat: float = Field(
         default=10.0,
         gt=0,

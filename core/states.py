@@ -17,8 +17,9 @@ from enum import StrEnum
 
 class RunStatus(StrEnum):
     """Where an update run is. ``interrupted``: its worker stopped before it finished (or
-    died: a ``running`` run with no live worker reads as interrupted, core.run_liveness.run_state);
-    it still holds the report until it is resumed or cancelled."""
+    died: a ``running`` run with no live worker reads as interrupted,
+    core.engine.run_liveness.run_state); it still holds the report until it is resumed or
+    cancelled."""
 
     RUNNING = "running"
     CANCELLING = "cancelling"
@@ -70,7 +71,7 @@ class Decision(StrEnum):
 
 
 class ChangeKind(StrEnum):
-    """How a source changed since the snapshot before it (core.changes.classify_change).
+    """How a source changed since the snapshot before it (core.domain.changes.classify_change).
 
     ``imported``: a reference read from an analyst's report, not fetched yet; ``gone``:
     the page no longer exists; ``error``: it could not be read this time (its text is kept
@@ -118,7 +119,7 @@ class ClaimState(StrEnum):
 
 
 class CheckOutcome(StrEnum):
-    """What one look at a source found (core.checks). fetched: the page was read;
+    """What one look at a source found (core.engine.checks). fetched: the page was read;
     not_modified: the server answered 304 to a conditional request (no body); gone: the
     page no longer exists; error: it could not be read."""
 
@@ -129,7 +130,7 @@ class CheckOutcome(StrEnum):
 
 
 class AnchorOutcome(StrEnum):
-    """What became of one passage a claim rests on, in a newer text (core.relocate)."""
+    """What became of one passage a claim rests on, in a newer text (core.domain.relocate)."""
 
     INTACT = "intact"
     MOVED = "moved"
@@ -145,7 +146,7 @@ HOLDING_OUTCOMES: frozenset[AnchorOutcome] = frozenset(
 
 
 class ClaimOutcome(StrEnum):
-    """What a refresh found for one claim (core.claims): its passages' fate (an
+    """What a refresh found for one claim (core.engine.claims): its passages' fate (an
     AnchorOutcome, the worst of them); for a claim that had no support, ``anchored`` (the
     newer text supports it) or ``unsupported`` (still not); ``unchecked`` when its source
     could not be read this time."""

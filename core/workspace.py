@@ -9,7 +9,7 @@ from sqlmodel import Session, select
 from core import config
 from core.dates import parse_as_of
 from core.errors import NotFoundError
-from core.models import Report
+from core.store.models import Report
 
 SAMPLE_CORPUS = "sample"
 SAMPLE_QUESTION = (
@@ -33,7 +33,7 @@ def ensure_sample_corpus() -> dict[str, Any]:
 def load_sample(session: Session) -> dict[str, Any]:
     """Load the sample corpus and import the sample report, unless already there."""
     # lazy: a cycle (the importer reads source specs)
-    from core.importer import import_report, read_markdown_file
+    from core.app.importer import import_report, read_markdown_file
 
     corpus = ensure_sample_corpus()
     existing = session.exec(select(Report).where(Report.source == "sample")).first()

@@ -16,15 +16,17 @@ from typing import Any
 
 import streamlit as st
 
-from core import actions, config, jobs
-from core.db import session_scope
+from core import config
+from core.app import actions
+from core.app.review_views import _stale_on_commit, review_card
+from core.app.run_views import run_info
+from core.app.view_text import esc
+from core.domain.labels import decision_label
+from core.engine import jobs
+from core.engine.review import get_run, proposals_of
 from core.errors import EvergreenError
-from core.labels import decision_label
-from core.review import get_run, proposals_of
-from core.review_views import _stale_on_commit, review_card
-from core.run_views import run_info
 from core.states import Action, Decision, RunStatus
-from core.view_text import esc
+from core.store.db import session_scope
 from pages._shared import VERSION_KEY, badge_html, run_action, show_error
 
 POLL_EVERY = 2.0  # seconds between the decision bars' looks at the run

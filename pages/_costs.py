@@ -1,6 +1,6 @@
 """The cost of a run: one "saved vs from scratch" line, its meters and per-stage bars
 (time per stage included) beside a from-scratch rebuild. The numbers and words come from
-``core.cost_views``; this module only renders them."""
+``core.app.cost_views``; this module only renders them."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from core.cost_display import label_of, meter_delta, meter_value, stage_color
-from core.cost_views import run_costs
-from core.db import session_scope
+from core.app.cost_display import label_of, meter_delta, meter_value, stage_color
+from core.app.cost_views import run_costs
+from core.store.db import session_scope
 
 COLORS = {"good": "normal", "bad": "inverse", "off": "off"}  # a delta's words are positive
 

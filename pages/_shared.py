@@ -1,7 +1,7 @@
 """Presentation helpers shared by the screens: styles, the report picker, run progress.
 
 No business logic: numbers and texts come from the ``core.*_views`` read models. Any
-HTML built here escapes its text (``core.view_text.esc``) before ``st.html`` shows it.
+HTML built here escapes its text (``core.app.view_text.esc``) before ``st.html`` shows it.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from core import jobs
-from core.db import session_scope
-from core.diffing import DIFF_CSS
+from core.app.services import report_rows
+from core.app.view_text import esc
+from core.domain.diffing import DIFF_CSS
+from core.domain.labels import run_kind_label, run_status_label
+from core.domain.untrusted import escape_all
+from core.engine import jobs
 from core.errors import EvergreenError, RunBusyError
-from core.labels import run_kind_label, run_status_label
-from core.services import report_rows
-from core.untrusted import escape_all
-from core.view_text import esc
+from core.store.db import session_scope
 
 APP = Path(__file__).resolve().parents[1] / "app.py"  # the entry point: its navigation
 REPORT_KEY = "eg_report"  # the report the analyst is looking at (all screens)

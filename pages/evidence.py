@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.checks import source_use
-from core.dates import iso
-from core.db import session_scope
-from core.evidence_views import (
+from core.app.evidence_views import (
     evidence_pool,
     snapshot_claims_html,
     snapshot_diff_html,
     snapshot_rows,
 )
-from core.view_text import esc, link_html
+from core.app.view_text import esc, link_html
+from core.dates import iso
+from core.engine.checks import source_use
+from core.store.db import session_scope
 from pages._shared import pick_report, style, watch_runs
 
 

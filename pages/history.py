@@ -7,11 +7,11 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.cost_display import label_of, scratch_caption, visible_fields
-from core.cost_views import update_costs, writer_is_llm
-from core.db import session_scope
-from core.history_views import EVIDENCE_KINDS, history
+from core.app.cost_display import label_of, scratch_caption, visible_fields
+from core.app.cost_views import update_costs, writer_is_llm
+from core.app.history_views import EVIDENCE_KINDS, history
 from core.states import ChangeKind, RunKind
+from core.store.db import session_scope
 from pages._shared import ACTION_COLORS, KIND_COLORS, pick_report, style, watch_runs
 
 LAYOUT = {"height": 320, "margin": {"l": 10, "r": 10, "t": 40, "b": 10}}

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.db import session_scope
+from core.app.export import export_file_name, version_markdown
+from core.app.version_views import export_bytes, version_diff, version_html, version_timeline
+from core.app.view_text import esc
+from core.domain.labels import section_status_label
+from core.domain.pdf import PDF_TIME_LIMIT, render_pdf
 from core.errors import EvergreenError
-from core.export import export_file_name, version_markdown
-from core.labels import section_status_label
-from core.pdf import PDF_TIME_LIMIT, render_pdf
-from core.repository import get_report
 from core.source_spec import SourceSpec
 from core.states import ClaimState
-from core.version_views import export_bytes, version_diff, version_html, version_timeline
-from core.view_text import esc
+from core.store.db import session_scope
+from core.store.repository import get_report
 from pages._shared import VERSION_KEY, badge_html, pick_report, show_error, style, watch_runs
 
 

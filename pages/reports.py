@@ -2,7 +2,7 @@
 and per report: rebuild from scratch, archive / unarchive, delete (after a confirmation).
 
 Archived reports are hidden unless "Show archived reports" is on. Importing a file that
-was imported before asks first; an as-of after today is refused (core.validation)."""
+was imported before asks first; an as-of after today is refused (core.domain.validation)."""
 
 from __future__ import annotations
 
@@ -10,22 +10,23 @@ from typing import Any
 
 import streamlit as st
 
-from core import actions, jobs
-from core.checks import news_since_versions
+from core.app import actions
+from core.app.export import version_markdown
+from core.app.importer import DuplicateImportError, decode_markdown
+from core.app.report_views import as_of_choices, report_cards, source_choices, update_as_of_choices
+from core.app.run_views import run_info
+from core.app.view_text import esc
 from core.dates import day, parse_as_of
-from core.db import session_scope
+from core.domain.labels import run_status_label
+from core.domain.validation import check_as_of
+from core.engine import jobs
+from core.engine.checks import news_since_versions
 from core.errors import EvergreenError
-from core.export import version_markdown
-from core.importer import DuplicateImportError, decode_markdown
-from core.labels import run_status_label
-from core.report_archive import archived_report_ids
-from core.report_views import as_of_choices, report_cards, source_choices, update_as_of_choices
-from core.repository import get_report
-from core.run_views import run_info
 from core.source_spec import SourceSpec
 from core.states import ChangeKind, RunStatus
-from core.validation import check_as_of
-from core.view_text import esc
+from core.store.db import session_scope
+from core.store.report_archive import archived_report_ids
+from core.store.repository import get_report
 from pages._shared import (
     REPORT_KEY,
     RUN_KEY,

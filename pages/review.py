@@ -7,13 +7,13 @@ from typing import Any
 
 import streamlit as st
 
-from core import jobs
-from core.db import session_scope
+from core.app.run_views import run_info, runs_of
+from core.app.view_text import esc
+from core.domain.labels import action_label, change_kind_label, run_kind_label, run_status_label
+from core.engine import jobs
 from core.errors import EvergreenError
-from core.labels import action_label, change_kind_label, run_kind_label, run_status_label
-from core.run_views import run_info, runs_of
 from core.states import RunKind, RunStatus
-from core.view_text import esc
+from core.store.db import session_scope
 from pages._cards import sections
 from pages._costs import cost_meters
 from pages._shared import (

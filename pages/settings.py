@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import actions
-from core.db import session_scope
+from core.app import actions
+from core.app.report_views import report_settings
+from core.domain.report_settings import WRITERS, ReportSettings
+from core.domain.untrusted import escape_all
+from core.engine.schedule import next_due
 from core.errors import EvergreenError
-from core.report_settings import WRITERS, ReportSettings
-from core.report_views import report_settings
-from core.repository import get_report
-from core.schedule import next_due
 from core.settings import get_settings
-from core.untrusted import escape_all
+from core.store.db import session_scope
+from core.store.repository import get_report
 from pages._shared import md_escape, pick_report, show_error, style
 
 

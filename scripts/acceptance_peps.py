@@ -32,15 +32,15 @@ def main() -> int:
 
     from sqlmodel import select
 
-    from core.creation import create_report
     from core.dates import parse_as_of
-    from core.db import session_scope
-    from core.metrics import continuity
-    from core.models import Snapshot, Source
-    from core.repository import get_report, get_version, load_doc, outline_of
-    from core.review import _text, proposals_of
+    from core.domain.metrics import continuity
+    from core.engine.creation import create_report
+    from core.engine.review import _text, proposals_of
+    from core.engine.update import update_report
     from core.sources.corpus import add_corpus
-    from core.update import update_report
+    from core.store.db import session_scope
+    from core.store.models import Snapshot, Source
+    from core.store.repository import get_report, get_version, load_doc, outline_of
 
     t0 = time.perf_counter()
     add_corpus("peps", args.corpus)

@@ -2,7 +2,7 @@
 on the whole PEP corpus").
 
 Classifies every consecutive pair of versions of every page with
-``core.changes.classify_change`` and scores the result against the keyword-derived ground
+``core.domain.changes.classify_change`` and scores the result against the keyword-derived ground
 truth of ``queries.json`` (all questions, all years):
 
 - material changes caught: pairs the ground truth calls materially changed that come out
@@ -36,7 +36,7 @@ def _year(as_of: str) -> int:
 
 
 def run(corpus_dir: Path, dump: Path | None) -> dict[str, Any]:
-    from core.changes import classify_change
+    from core.domain.changes import classify_change
 
     versions: dict[int, list[dict[str, Any]]] = defaultdict(list)
     with gzip.open(corpus_dir / "peps_corpus.jsonl.gz", "rt", encoding="utf-8") as fh:

@@ -49,18 +49,20 @@ def _digest(value: Any) -> str:
 
 
 def record(out: Path, corpora: list[Path]) -> None:
-    from core.header_blocks import header_blocks
-    from core.keyfacts import read_key_facts
+    from core.domain.header_blocks import header_blocks
+    from core.domain.keyfacts import read_key_facts
 
     # the old homes first: another checkout's core may lack the new modules
-    header_fields = _first(("core.changes", "header_fields"), ("core.keyfacts", "header_fields"))
+    header_fields = _first(
+        ("core.domain.changes", "header_fields"), ("core.domain.keyfacts", "header_fields")
+    )
     split_sentences = _first(
-        ("core.changes", "split_sentences"), ("core.page_units", "split_sentences")
+        ("core.domain.changes", "split_sentences"), ("core.domain.page_units", "split_sentences")
     )
     split_front_matter = _first(
-        ("core.sources.corpus", "split_front_matter"), ("core.headers", "split_front_matter")
+        ("core.sources.corpus", "split_front_matter"), ("core.domain.headers", "split_front_matter")
     )
-    from core.report_parse import parse_markdown
+    from core.domain.report_parse import parse_markdown
 
     n = 0
     with gzip.open(out, "wt", encoding="utf-8") as fh:

@@ -74,10 +74,10 @@ def main() -> int:
         os.environ["EVERGREEN_DB"] = args.db
     from sqlalchemy import text
 
-    from core.creation import create_report
     from core.dates import parse_as_of
-    from core.db import dispose_engine, get_engine, session_scope
+    from core.engine.creation import create_report
     from core.sources.corpus import add_corpus
+    from core.store.db import dispose_engine, get_engine, session_scope
 
     corpus = base / "load.jsonl"
     build_corpus(corpus, args.reports, args.pages)

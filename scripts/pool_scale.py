@@ -241,8 +241,8 @@ def main() -> None:
 def round_costs(run_ids: list[int]) -> dict[str, float]:
     from sqlmodel import col, select
 
-    from core.db import session_scope
-    from core.models import CostEvent
+    from core.store.db import session_scope
+    from core.store.models import CostEvent
 
     keys = ("fetches", "bytes", "not_modified", "shared_checks", "searches")
     with session_scope() as s:
@@ -251,8 +251,8 @@ def round_costs(run_ids: list[int]) -> dict[str, float]:
 
 
 def run_rounds(world: dict[str, Any], site: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from core.creation import create_report
-    from core.update import update_report
+    from core.engine.creation import create_report
+    from core.engine.update import update_report
 
     settings = {"max_sources": args.sources + 10, "results_per_query": args.sources,
                 "section_results": args.sources, "max_section_words": 0}  # fmt: skip
@@ -288,9 +288,9 @@ def run_rounds(world: dict[str, Any], site: Any, args: argparse.Namespace) -> di
         return runs
 
     def import_all() -> list[int]:
-        from core.db import session_scope
-        from core.importer import import_report
-        from core.schedule import save_report_settings
+        from core.app.importer import import_report
+        from core.engine.schedule import save_report_settings
+        from core.store.db import session_scope
 
         for r in world["reports"]:
             text = report_markdown(r, world["first"], site.link)
@@ -350,8 +350,8 @@ def age_looks(days: float = 1.0) -> None:
 
     from sqlmodel import select
 
-    from core.db import session_scope
-    from core.models import SourceCheck
+    from core.store.db import session_scope
+    from core.store.models import SourceCheck
 
     with session_scope() as s:
         for check in s.exec(select(SourceCheck)):
@@ -362,8 +362,8 @@ def age_looks(days: float = 1.0) -> None:
 def cited_counts(report_ids: list[int]) -> dict[str, float]:
     from collections import Counter
 
-    from core.db import session_scope
-    from core.repository import citations_of, get_report, get_version
+    from core.store.db import session_scope
+    from core.store.repository import citations_of, get_report, get_version
 
     per_report: list[int] = []
     use: Counter[int] = Counter()

@@ -5,7 +5,7 @@ read from a corpus in both runs). From the project root, in a workspace with the
 
     EVERGREEN_HOME=WS python scripts/relevance_cost.py --corpus peps --pages 40 --score
 
-With ``--centre`` it times the corpus's centre instead (``core.relevance.Centre``): making
+With ``--centre`` it times the corpus's centre instead (``core.domain.relevance.Centre``): making
 its sample (the stored one is deleted first) and reading it back in a fresh process cache.
 """
 
@@ -36,7 +36,7 @@ def main() -> int:
     hits = corpus.search(args.question, max_results=args.pages, end_date=when)
     pages = {h.url: corpus.fetch(h.url, when) for h in hits}
     if args.score:
-        from core.relevance import Relevance
+        from core.domain.relevance import Relevance
 
         scores = Relevance(args.question).page_scores(
             {u: (p.title, p.content) for u, p in pages.items()}
@@ -50,7 +50,7 @@ def main() -> int:
 def centre_cost(corpus: Corpus) -> int:
     import time
 
-    import core.relevance as relevance
+    import core.domain.relevance as relevance
 
     relevance._model()  # the model's load is not the centre's cost
     key = f"relevance-sample:{relevance.MODEL_ID}:{relevance.CENTRE_SAMPLE}"

@@ -1,6 +1,6 @@
 """How well relevance alone ranks a whole corpus for each tracked question: every page as
 it stood at ``--as-of``, ranked by the raw cosine and by the cosine centred on the
-corpus (``core.relevance.Centre``), each alone and fused with the lexical TF-IDF score
+corpus (``core.domain.relevance.Centre``), each alone and fused with the lexical TF-IDF score
 (``Relevance.hybrid_scores``, what an update ranks by). Prints, per scorer, the share of
 the top N that is on topic and the share of the key sources it holds.
 
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.bench.truth import load_queries  # noqa: E402
 from core.dates import parse_as_of  # noqa: E402
-from core.relevance import Relevance  # noqa: E402
+from core.domain.relevance import Relevance  # noqa: E402
 from core.sources.base import PageNotFound  # noqa: E402
 from core.sources.corpus import Corpus  # noqa: E402
 

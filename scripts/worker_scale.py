@@ -63,7 +63,7 @@ class Workers:
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self, n: int, logs: Path) -> None:
-        from core.queue import live_workers
+        from core.engine.queue import live_workers
 
         before = live_workers()
         for _ in range(n):
@@ -109,9 +109,9 @@ def round_on_workers(
     the round), one worker is killed -9 once that share of the runs has ended."""
     from sqlmodel import col, select
 
-    from core.actions import review
-    from core.db import session_scope
-    from core.models import UpdateRun
+    from core.app.actions import review
+    from core.store.db import session_scope
+    from core.store.models import UpdateRun
 
     with session_scope() as s:
         last = max([0, *s.exec(select(UpdateRun.id)).all()])
@@ -214,9 +214,9 @@ def main() -> None:
                 "EVERGREEN_LLM": "offline",
             }
         )
-        from core.db import session_scope
-        from core.importer import import_report
-        from core.schedule import save_report_settings
+        from core.app.importer import import_report
+        from core.engine.schedule import save_report_settings
+        from core.store.db import session_scope
 
         report_ids = []
         for r in world["reports"]:

@@ -55,7 +55,7 @@ def workspace(
 def _join_runs() -> None:
     """Let the background runs a test started end in its own workspace (else one writes
     to the next test's database, or to a dropped one)."""
-    from core import jobs
+    from core.engine import jobs
 
     left = jobs.join_all(timeout=120)
     assert not left, f"background runs still going after the test: {left}"
@@ -66,7 +66,7 @@ def _postgres_database(admin: str) -> Iterator[str]:
     """A new, empty database for one test, dropped afterwards."""
     import sqlalchemy as sa
 
-    from core.db import dispose_engine
+    from core.store.db import dispose_engine
 
     name = f"eg_test_{uuid.uuid4().hex[:12]}"
     engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
@@ -141,9 +141,9 @@ def run_cli(
 def refresh_fails_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The engine's evidence refresh raises once (a network outage), then works; the
     returned list grows by one per refresh attempt."""
-    import core.engine
+    import core.engine.stages
 
-    real, calls = core.engine.refresh, []
+    real, calls = core.engine.stages.refresh, []
 
     def flaky(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         calls.append(1)
@@ -151,7 +151,7 @@ def refresh_fails_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             raise RuntimeError("network down")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("core.engine.refresh", flaky)
+    monkeypatch.setattr("core.engine.stages.refresh", flaky)
     return calls
 
 

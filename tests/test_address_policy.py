@@ -326,7 +326,7 @@ def browser_mode() -> str:
 def test_create_from_search_hits_never_reaches_a_refused_address(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, traps: list[Trap]
 ) -> None:
-    from core.creation import create_report
+    from core.engine.creation import create_report
     from tests.fakes.env import use_loopback_providers
 
     pages = {
@@ -379,9 +379,9 @@ def closed_port() -> int:
 def test_search_endpoint_credentials_are_neither_printed_nor_stored(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core.creation import create_report
-    from core.db import session_scope
-    from core.models import UpdateRun
+    from core.engine.creation import create_report
+    from core.store.db import session_scope
+    from core.store.models import UpdateRun
 
     base = f"http://evergreen:{SECRET}@127.0.0.1:{closed_port()}"
     env = {

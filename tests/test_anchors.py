@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from core.anchors import anchor_claim
-from core.passage_changes import passage_differences
-from core.passages import passages
-from core.relocate import locate
-from core.selectors import Selector
+from core.domain.anchors import anchor_claim
+from core.domain.passage_changes import passage_differences
+from core.domain.passages import passages
+from core.domain.relocate import locate
+from core.domain.selectors import Selector
 from core.writers.base import ClaimUpdate
 from core.writers.offline import OfflineWriter
 from core.writers.revision import revise_sentence, supersedes

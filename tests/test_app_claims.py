@@ -17,11 +17,11 @@ import pytest
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
-from core.db import session_scope
-from core.export import export_version
-from core.models import Claim, SectionProposal, UpdateRun
-from core.report_state import reading_numbers
-from core.repository import claims_of_version, get_report, get_version, load_doc, sections_of
+from core.app.export import export_version
+from core.domain.report_state import reading_numbers
+from core.store.db import session_scope
+from core.store.models import Claim, SectionProposal, UpdateRun
+from core.store.repository import claims_of_version, get_report, get_version, load_doc, sections_of
 
 DEPLOYMENTS = "deployments-and-project-pipeline"
 KESTREL_LINE = "Kestrel Flats Storage Project [7]: Capacity: 100 MW / 400 MWh → 160 MW / 650 MWh"
@@ -189,13 +189,13 @@ def test_timeline_and_text_show_stale_claims_after_a_rejected_revision(app: AppT
 
 def test_stale_notes_are_escaped(app: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
     """What a fetched page said reaches the note and its tooltip only as text."""
-    import core.repository
-    import core.version_views
+    import core.app.version_views
+    import core.store.repository
 
     at = review_update(app)
     ok(at.button(key=f"reject:{DEPLOYMENTS}").click().run())
     commit(at)
-    real = core.repository.claims_of_version
+    real = core.store.repository.claims_of_version
 
     def hostile(session: object, version_id: int) -> list[tuple[object, Claim]]:
         out = []
@@ -208,7 +208,7 @@ def test_stale_notes_are_escaped(app: AppTest, monkeypatch: pytest.MonkeyPatch) 
             out.append((section, c))
         return out
 
-    monkeypatch.setattr(core.version_views, "claims_of_version", hostile)
+    monkeypatch.setattr(core.app.version_views, "claims_of_version", hostile)
     ok(at.switch_page("pages/report.py").run())
     body = "\n".join(h.proto.body for h in at.get("html"))
     assert "eg-flag-stale" in body

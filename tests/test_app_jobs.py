@@ -1,4 +1,4 @@
-"""Runs outside the page (core.jobs), the update schedule (core.schedule) and the
+"""Runs outside the page (core.engine.jobs), the update schedule (core.engine.schedule) and the
 CLI doors onto them: `evergreen update --due` and `evergreen cancel`."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from core import jobs
+from core.app.importer import import_report, read_markdown_file
 from core.dates import as_utc, parse_as_of, utcnow
-from core.db import session_scope
+from core.engine import jobs
+from core.engine.schedule import due_reports, next_due, run_due, save_report_settings
 from core.errors import EvergreenError
-from core.importer import import_report, read_markdown_file
-from core.models import Report, UpdateRun
-from core.schedule import due_reports, next_due, run_due, save_report_settings
+from core.store.db import session_scope
+from core.store.models import Report, UpdateRun
 from core.workspace import load_sample
 from tests.conftest import run_cli as cli
 
@@ -62,7 +62,7 @@ def test_cancel_a_running_update(sample: int, monkeypatch: pytest.MonkeyPatch) -
         progress("checking source 2/2")  # the checkpoint sees the cancel request
         return []
 
-    monkeypatch.setattr("core.engine.refresh", slow_refresh)
+    monkeypatch.setattr("core.engine.stages.refresh", slow_refresh)
     run_id = jobs.start_update(sample, as_of=parse_as_of("2026-04-15"), sync=False)
     assert jobs.wait(run_id, timeout=30, until=("running",)) == "running"
     for _ in range(500):
@@ -102,7 +102,7 @@ def test_a_failure_before_the_engine_starts_is_recorded_on_the_run(workspace: Pa
 
 
 def test_an_abandoned_run_frees_the_report(sample: int) -> None:
-    from core.update import begin_update
+    from core.engine.update import begin_update
 
     run_id = begin_update(sample)  # registered, but no worker ever picks it up
     assert jobs.abandon(run_id) == "failed"

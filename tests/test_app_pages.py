@@ -16,11 +16,11 @@ from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
 from core.dates import parse_as_of
-from core.db import session_scope
+from core.engine.update import begin_update
 from core.errors import EvergreenError
-from core.models import Report, SectionProposal, UpdateRun
-from core.repository import get_report, get_version, sections_of
-from core.update import begin_update
+from core.store.db import session_scope
+from core.store.models import Report, SectionProposal, UpdateRun
+from core.store.repository import get_report, get_version, sections_of
 from tests.helpers.apptest import ok
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,7 +189,7 @@ def test_pdf_failure_shows_a_clear_error(app: AppTest, monkeypatch: pytest.Monke
     def broken(markdown: str, **_: object) -> bytes:
         raise EvergreenError("Could not render the PDF (test).")
 
-    monkeypatch.setattr("core.pdf.markdown_to_pdf", broken)
+    monkeypatch.setattr("core.domain.pdf.markdown_to_pdf", broken)
     ok(app.switch_page("pages/report.py").run())
     ok(app.button(key="make_pdf").click().run())
     assert any("PDF export failed: Could not render the PDF (test)." in e.value for e in app.error)
@@ -288,7 +288,7 @@ def test_review_offers_resume_for_a_failed_update(
 def test_a_report_held_by_a_run_links_to_that_run_on_the_review_screen(
     app: AppTest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core import jobs
+    from core.engine import jobs
 
     real_start, started = jobs.start_update, []
 

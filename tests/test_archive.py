@@ -14,12 +14,16 @@ from sqlalchemy import func, text
 from sqlmodel import Session, col, select
 from streamlit.testing.v1 import AppTest
 
+from core.app.export import version_markdown
+from core.app.importer import DuplicateImportError, import_report, markdown_hash, read_markdown_file
+from core.app.report_deletion import delete_report, deletion_message, deletion_preview
 from core.dates import parse_as_of, utcnow
-from core.db import get_engine, session_scope
+from core.domain.validation import check_as_of
+from core.engine.schedule import due_reports, next_due, save_report_settings
+from core.engine.update import begin_update, execute_update, update_report
 from core.errors import EvergreenError
-from core.export import version_markdown
-from core.importer import DuplicateImportError, import_report, markdown_hash, read_markdown_file
-from core.models import (
+from core.store.db import get_engine, session_scope
+from core.store.models import (
     Citation,
     Claim,
     CostEvent,
@@ -32,12 +36,8 @@ from core.models import (
     Source,
     UpdateRun,
 )
-from core.report_archive import archive_report, archived_report_ids, unarchive_report
-from core.report_deletion import delete_report, deletion_message, deletion_preview
-from core.repository import get_report
-from core.schedule import due_reports, next_due, save_report_settings
-from core.update import begin_update, execute_update, update_report
-from core.validation import check_as_of
+from core.store.report_archive import archive_report, archived_report_ids, unarchive_report
+from core.store.repository import get_report
 from core.workspace import load_sample
 from tests.conftest import run_cli as cli
 
@@ -237,7 +237,7 @@ def test_delete_keeps_a_snapshot_another_report_still_points_at(sample: int) -> 
 
 
 def test_delete_takes_the_baselines_rebuilt_for_the_report(sample: int) -> None:
-    from core.creation import create_report
+    from core.engine.creation import create_report
 
     with session_scope() as session:
         report = get_report(session, sample)

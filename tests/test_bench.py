@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import update
 from sqlmodel import select
 
-from core.actions import review
+from core.app.actions import review
 from core.bench.fact_accuracy import fact_accuracy, fact_stated
 from core.bench.freshness import unfresh_sources
 from core.bench.measure import Pages, VersionView, quality, view
@@ -21,17 +21,17 @@ from core.bench.output import aggregate, summary_line, table_md, targets_line
 from core.bench.relevance import candidates, key_source_recall, relevance, topical_precision, words
 from core.bench.runner import BenchConfig
 from core.bench.truth import QuerySpec, StatusChange, YearTruth, load_queries
-from core.creation import create_report
 from core.dates import parse_as_of
-from core.db import session_scope
+from core.domain.passages import sentence_key
+from core.domain.report_state import RefEntry, ReportDoc, SectionDoc
+from core.engine.creation import create_report
+from core.engine.review import proposals_of
+from core.engine.update import update_report
 from core.errors import EvergreenError
-from core.models import Claim, ReportVersion, Snapshot
-from core.passages import sentence_key
-from core.report_state import RefEntry, ReportDoc, SectionDoc
-from core.repository import claims_of_version
-from core.review import proposals_of
 from core.sources.corpus import Corpus, add_corpus
-from core.update import update_report
+from core.store.db import session_scope
+from core.store.models import Claim, ReportVersion, Snapshot
+from core.store.repository import claims_of_version
 from tests.conftest import write_jsonl
 
 TOPICS = {

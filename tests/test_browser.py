@@ -123,10 +123,10 @@ def _plant_payloads(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVERGREEN_HOME", str(home))
     monkeypatch.delenv("EVERGREEN_DB", raising=False)
     from core.dates import parse_as_of
-    from core.db import session_scope
-    from core.models import PoolEntry, SectionProposal, Snapshot, UpdateRun
-    from core.pool import pool_of
-    from core.update import begin_update
+    from core.engine.update import begin_update
+    from core.store.db import session_scope
+    from core.store.models import PoolEntry, SectionProposal, Snapshot, UpdateRun
+    from core.store.pool import pool_of
     from core.workspace import load_sample
 
     with session_scope() as session:

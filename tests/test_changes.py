@@ -1,4 +1,4 @@
-"""Tests for core.changes: hashing, sentence units, claim diffs and change kinds."""
+"""Tests for core.domain.changes: hashing, sentence units, claim diffs and change kinds."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from core import changes
-from core.changes import ChangeResult, classify_change
-from core.claim_diff import ClaimChange, claim_diff
-from core.hashing import content_hash
-from core.keyfacts import header_fields
-from core.material import material_reasons
-from core.page_units import split_sentences
+from core.domain import changes
+from core.domain.changes import ChangeResult, classify_change
+from core.domain.claim_diff import ClaimChange, claim_diff
+from core.domain.hashing import content_hash
+from core.domain.keyfacts import header_fields
+from core.domain.material import material_reasons
+from core.domain.page_units import split_sentences
 
 PEP_CORPUS = Path(__file__).resolve().parents[2] / "shared/corpora/peps/peps_corpus.jsonl.gz"
 

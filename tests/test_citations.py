@@ -1,4 +1,4 @@
-"""The one [n] citation grammar (core.citations) and the callers that disagreed before it."""
+"""The one [n] citation grammar (core.domain.citations) and the callers that disagreed before it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.citations import (
+from core.app.view_text import markdown_html
+from core.domain.citations import (
     cited_markers,
     find_citations,
     format_citation,
@@ -15,9 +16,8 @@ from core.citations import (
     rewrite_citations,
     strip_citations,
 )
-from core.metrics import tokenize
-from core.prune import drop_markers
-from core.view_text import markdown_html
+from core.domain.metrics import tokenize
+from core.domain.prune import drop_markers
 from core.writers.base import ClaimUpdate, EvidenceChange
 from core.writers.offline import OfflineWriter
 from core.writers.reply_checks import filter_citations

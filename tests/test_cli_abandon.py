@@ -1,5 +1,5 @@
 """`evergreen abandon RUN`: the screens' "Mark abandoned" from the command line, through
-the same core function (core.jobs.abandon)."""
+the same core function (core.engine.jobs.abandon)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.db import session_scope
-from core.models import UpdateRun
-from core.update import begin_update
+from core.engine.update import begin_update
+from core.store.db import session_scope
+from core.store.models import UpdateRun
 from core.workspace import load_sample
 from tests.conftest import run_cli as run
 

@@ -1,6 +1,6 @@
-"""The CLI's ``--json`` contract (``core.cli_results``): every command that makes or
+"""The CLI's ``--json`` contract (``core.app.cli_results``): every command that makes or
 changes a version prints a result its model accepts and the documented JSON Schema
-(``core/cli_results.schema.json``) validates, the schema file is the models' own, and a
+(``core/app/cli_results.schema.json``) validates, the schema file is the models' own, and a
 result missing a field is refused rather than printed."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from core.cli_results import RESULTS, SCHEMA_FILE, Created, schema
+from core.app.cli_results import RESULTS, SCHEMA_FILE, Created, schema
 from tests.conftest import run_cli
 
 SAMPLE_REPORT = Path(__file__).resolve().parents[1] / "data" / "sample" / "report.md"
@@ -20,7 +20,7 @@ SAMPLE_REPORT = Path(__file__).resolve().parents[1] / "data" / "sample" / "repor
 
 def test_the_schema_file_is_the_models_own() -> None:
     assert json.loads(SCHEMA_FILE.read_text(encoding="utf-8")) == schema(), (
-        "core/cli_results.schema.json is out of date: run python -m core.cli_results"
+        "core/app/cli_results.schema.json is out of date: run python -m core.app.cli_results"
     )
 
 

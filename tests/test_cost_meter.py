@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-import core.costs
-from core.costs import CostMeter
+import core.engine.costs
+from core.engine.costs import CostMeter
 
 
 class Clock:
@@ -25,7 +25,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
-    monkeypatch.setattr(core.costs.time, "perf_counter", fake)
+    monkeypatch.setattr(core.engine.costs.time, "perf_counter", fake)
     return fake
 
 

@@ -11,8 +11,8 @@ import pytest
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
-from core.actions import review
-from core.cost_display import (
+from core.app.actions import review
+from core.app.cost_display import (
     STAGE_COLORS,
     format_value,
     headline,
@@ -23,12 +23,12 @@ from core.cost_display import (
     stage_color,
     visible_fields,
 )
-from core.cost_views import SCRATCH_KEY, run_costs, scratch_cost, scratch_for_run, update_costs
-from core.costs import LLM_FIELDS, METER_FIELDS, POOL_FIELDS
+from core.app.cost_views import SCRATCH_KEY, run_costs, scratch_cost, scratch_for_run, update_costs
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.models import CostEvent, UpdateRun
-from core.update import update_report
+from core.engine.costs import LLM_FIELDS, METER_FIELDS, POOL_FIELDS
+from core.engine.update import update_report
+from core.store.db import session_scope
+from core.store.models import CostEvent, UpdateRun
 from core.workspace import load_sample
 
 CITED = 14  # the sample report's cited pages
@@ -39,7 +39,7 @@ def _sample(unresolved: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Load the sample; ``unresolved``: as if the import could not read the cited pages
     (they are resolved by the first update instead)."""
     if unresolved:
-        monkeypatch.setattr("core.importer._resolve", lambda *_a, **_k: {})
+        monkeypatch.setattr("core.app.importer._resolve", lambda *_a, **_k: {})
     with session_scope() as session:
         load_sample(session)
 
@@ -249,11 +249,11 @@ def test_review_and_history_show_the_saved_line_and_no_empty_meters(app: AppTest
 def test_a_resumed_update_of_an_unresolved_import_fetches_nothing_twice(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import core.engine
-    from core.update import resume_run
+    import core.engine.stages
+    from core.engine.update import resume_run
 
     _sample(unresolved=True, monkeypatch=monkeypatch)
-    real, calls = core.engine.discover, []
+    real, calls = core.engine.stages.discover, []
 
     def flaky(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         calls.append(1)
@@ -261,7 +261,7 @@ def test_a_resumed_update_of_an_unresolved_import_fetches_nothing_twice(
             raise RuntimeError("search down after the refresh")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("core.engine.discover", flaky)
+    monkeypatch.setattr("core.engine.stages.discover", flaky)
     with pytest.raises(RuntimeError):
         update_report(1, as_of=parse_as_of("2026-04-15"))
     with session_scope() as session:

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from core.db import session_scope
 from core.errors import EvergreenError
-from core.models import CostEvent, ReportVersion, SectionProposal, Snapshot, UpdateRun
 from core.sources.corpus import add_corpus
+from core.store.db import session_scope
+from core.store.models import CostEvent, ReportVersion, SectionProposal, Snapshot, UpdateRun
 from tests.conftest import run_cli, write_jsonl
 from tests.fakes.loopback import Reply, Request
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -75,9 +75,9 @@ def test_kill_minus_nine_then_resume(workspace: Path, report: int, where: str) -
 
 
 def test_resume_refuses_live_or_finished_runs(workspace: Path, report: int) -> None:
-    from core.actions import review
+    from core.app.actions import review
     from core.dates import parse_as_of
-    from core.update import begin_update, resume_run
+    from core.engine.update import begin_update, resume_run
 
     live = begin_update(report, as_of=parse_as_of("2024-06-30"))
     worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
@@ -105,7 +105,7 @@ def test_resume_refuses_live_or_finished_runs(workspace: Path, report: int) -> N
 
 def test_two_updates_at_once_give_one_run(workspace: Path, report: int) -> None:
     from core.dates import parse_as_of
-    from core.update import begin_update
+    from core.engine.update import begin_update
 
     barrier = threading.Barrier(4)
     outcomes: list[object] = []
@@ -133,7 +133,7 @@ def test_two_updates_at_once_give_one_run(workspace: Path, report: int) -> None:
 def test_a_killed_run_reads_interrupted_everywhere_and_cancel_ends_it(
     workspace: Path, report: int
 ) -> None:
-    from core.run_views import run_info
+    from core.app.run_views import run_info
 
     killed = cli(workspace, "update", str(report), "--as-of", "2024-06-30", faults="kill@fetch:2")
     assert killed.returncode == -9

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.db import session_scope
+from core.app.report_views import as_of_choices
 from core.errors import EvergreenError
-from core.report_views import as_of_choices
 from core.sources.corpus import add_corpus, list_corpora
+from core.store.db import session_scope
 from core.workspace import load_sample
 from tests.conftest import APP, write_jsonl
 from tests.helpers.corpus import corpus_records
@@ -84,7 +84,7 @@ def test_a_full_disk_is_one_line_that_says_nothing_was_saved(workspace: Path) ->
 
     from sqlalchemy.exc import OperationalError
 
-    from core.db import damaged
+    from core.store.db import damaged
 
     full = OperationalError("INSERT …", {}, sqlite3.OperationalError("database or disk is full"))
     found = damaged(full)

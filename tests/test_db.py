@@ -10,9 +10,9 @@ from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
 from core.dates import parse_as_of
-from core.db import get_engine, session_scope
 from core.errors import EvergreenError
-from core.models import Report, ReportVersion
+from core.store.db import get_engine, session_scope
+from core.store.models import Report, ReportVersion
 
 
 def test_migrations_match_models(workspace: Path) -> None:
@@ -50,7 +50,7 @@ def test_upgrade_closes_duplicate_open_runs(tmp_path: Path) -> None:
     import sqlalchemy as sa
     from alembic import command
 
-    from core.db import alembic_config
+    from core.store.db import alembic_config
 
     url = f"sqlite:///{tmp_path / 'old.db'}"
     command.upgrade(alembic_config(url), "0001")

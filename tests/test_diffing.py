@@ -1,4 +1,4 @@
-"""Tests for core.diffing: word diffs and their escaped HTML rendering."""
+"""Tests for core.domain.diffing: word diffs and their escaped HTML rendering."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.diffing import (
+from core.domain.diffing import (
     DIFF_CSS,
     DiffOp,
     diff_stats,

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-import core.fetching
-from core.costs import CostMeter
+import core.engine.fetching
 from core.dates import as_utc, parse_as_of
-from core.db import session_scope
-from core.discovery import discover
-from core.repository import get_report, get_version, sections_of
+from core.engine.costs import CostMeter
+from core.engine.discovery import discover
 from core.sources.registry import providers_for
+from core.store.db import session_scope
+from core.store.repository import get_report, get_version, sections_of
 from core.workspace import load_sample
 
 WINDOW_END = "2026-04-15"
@@ -27,14 +27,14 @@ WINDOW_END = "2026-04-15"
 def _found(arrival: str, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     """The new pages of the sample's first window (url, marker), fetched in ``arrival``
     order, then rolled back so the next call starts from the same pool."""
-    real = core.fetching.fetch_stream
+    real = core.engine.fetching.fetch_stream
 
     def arriving(*args: Any, **kwargs: Any) -> Iterator[Any]:
         pages = list(real(*args, **kwargs))
         pages.sort(key=lambda pair: pair[0], reverse=arrival == "backwards")
         return iter(pages)
 
-    monkeypatch.setattr(core.fetching, "fetch_stream", arriving)
+    monkeypatch.setattr(core.engine.fetching, "fetch_stream", arriving)
     providers = providers_for("sample")
     try:
         with session_scope() as session:
@@ -57,7 +57,7 @@ def _found(arrival: str, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int
             session.rollback()
     finally:
         providers.close()
-        monkeypatch.setattr(core.fetching, "fetch_stream", real)
+        monkeypatch.setattr(core.engine.fetching, "fetch_stream", real)
     return out
 
 

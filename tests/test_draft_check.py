@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.claims import cited_sentences
-from core.draft_check import check_draft
+from core.domain.sentences import cited_sentences
+from core.engine.draft_check import check_draft
 
 PEP_544 = """PEP: 544
 Title: Protocols: Structural subtyping (static duck typing)

@@ -7,16 +7,16 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from core.actions import review
-from core.creation import create_report
+from core.app.actions import review
 from core.dates import parse_as_of
-from core.db import session_scope
+from core.engine.creation import create_report
+from core.engine.review import proposals_of
+from core.engine.update import update_report
 from core.errors import EvergreenError
-from core.models import ReportVersion, Snapshot, UpdateRun
-from core.repository import get_report, get_version, load_doc, sections_of
-from core.review import proposals_of
 from core.sources.corpus import add_corpus
-from core.update import update_report
+from core.store.db import session_scope
+from core.store.models import ReportVersion, Snapshot, UpdateRun
+from core.store.repository import get_report, get_version, load_doc, sections_of
 from tests.conftest import write_jsonl
 from tests.helpers.corpus import corpus_records, make_report, page
 
@@ -111,7 +111,7 @@ def test_exception_mid_update_leaves_last_version_intact(
 ) -> None:
     rid = make_report(corpus)
     before = body_of(rid, "")
-    import core.engine as update
+    import core.engine.stages as update
 
     real_discover = update.discover
 
@@ -136,9 +136,9 @@ def test_exception_mid_update_leaves_last_version_intact(
 
 
 def test_cancel_stops_the_run(corpus: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.engine as update
-    from core.run_stops import RunCancelled
-    from core.runs import request_cancel
+    import core.engine.stages as update
+    from core.engine.run_stops import RunCancelled
+    from core.engine.runs import request_cancel
 
     rid = make_report(corpus)
     real = update.discover
@@ -237,7 +237,7 @@ def test_an_outline_the_writer_cannot_plan_leaves_the_pages_in_the_pool(
         raise WriterFailed("fake gave no usable propose outline after one repair attempt")
 
     monkeypatch.setattr(OfflineWriter, "propose_outline", no_outline)
-    monkeypatch.setattr("core.discovery.PLACE_MIN", 1.01)  # no new page fits a section
+    monkeypatch.setattr("core.engine.discovery.PLACE_MIN", 1.01)  # no new page fits a section
     result = update_report(rid, as_of=parse_as_of("2024-06-30"))
     with session_scope() as s:
         run = s.get(UpdateRun, result["run_id"])

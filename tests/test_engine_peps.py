@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.creation import create_report
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.review import proposals_of
+from core.engine.creation import create_report
+from core.engine.review import proposals_of
+from core.engine.update import update_report
 from core.sources.corpus import add_corpus
-from core.update import update_report
+from core.store.db import session_scope
 from tests.conftest import peps_slice
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from core.creation import create_report
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.models import Source
-from core.repository import citations_of, claims_of_version, get_report, get_version
+from core.engine.creation import create_report
+from core.engine.update import update_report
 from core.sources.corpus import add_corpus
-from core.update import update_report
+from core.store.db import session_scope
+from core.store.models import Source
+from core.store.repository import citations_of, claims_of_version, get_report, get_version
 
 SWIFT = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "swift"
 

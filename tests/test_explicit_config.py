@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from core import config
 from core.cli.console import app
-from core.db import session_scope
-from core.repository import list_reports
 from core.settings import apply_secrets, get_settings
+from core.store.db import session_scope
+from core.store.repository import list_reports
 
 CORE = Path(__file__).resolve().parents[1] / "core"
 
@@ -74,8 +74,8 @@ def test_the_workers_timings_and_schedule_are_settings_like_any_other(
 ) -> None:
     """The workers' heartbeat, stall limit, poll and schedule come from the environment
     or ``evergreen.toml`` through the one Settings, each checked with one clear line."""
+    from core.engine.queue import heartbeat_seconds, stalled_seconds
     from core.errors import EvergreenError
-    from core.queue import heartbeat_seconds, stalled_seconds
 
     home = tmp_path / "home"
     home.mkdir()

@@ -9,17 +9,17 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from core.db import session_scope
-from core.errors import EvergreenError
-from core.export import (
+from core.app.export import (
     MAX_NAME_BYTES,
     MAX_NAME_CHARS,
     export_file_name,
     safe_file_stem,
     version_markdown,
 )
-from core.pdf import markdown_to_pdf
-from core.repository import get_report
+from core.domain.pdf import markdown_to_pdf
+from core.errors import EvergreenError
+from core.store.db import session_scope
+from core.store.repository import get_report
 from core.workspace import load_sample
 
 FILLER = ("Storage keeps growing across the interconnection. " * 40 + "\n\n") * 6

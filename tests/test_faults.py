@@ -22,12 +22,12 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
-from core.citations import cited_markers
+from core.app.review_views import review_cards
 from core.dates import utcnow
-from core.db import session_scope
-from core.models import Citation, Snapshot, Source, UpdateRun
-from core.repository import get_report, get_version, sections_of
-from core.review_views import review_cards
+from core.domain.citations import cited_markers
+from core.store.db import session_scope
+from core.store.models import Citation, Snapshot, Source, UpdateRun
+from core.store.repository import get_report, get_version, sections_of
 from tests.fakes.openai_server import Step
 from tests.helpers.faults import (
     Env,

@@ -1,5 +1,5 @@
-"""Tests for core.headers (front matter and RFC-822 blocks), core.links and
-core.reference_entries, and for their callers: key facts, folder corpora, report import."""
+"""Tests for core.domain.headers (front matter and RFC-822 blocks), core.domain.links and
+core.domain.reference_entries, and for their callers: key facts, folder corpora, report import."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from core.claim_diff import normalise
-from core.header_blocks import header_blocks
-from core.headers import MAX_VALUE_CHARS, front_matter, read_rfc822, split_front_matter
-from core.keyfacts import header_fields
-from core.links import MD_LINK, strip_md_links
-from core.reference_entries import entry_number, parse_entry_text, read_entries
-from core.report_parse import parse_markdown
+from core.domain.claim_diff import normalise
+from core.domain.header_blocks import header_blocks
+from core.domain.headers import MAX_VALUE_CHARS, front_matter, read_rfc822, split_front_matter
+from core.domain.keyfacts import header_fields
+from core.domain.links import MD_LINK, strip_md_links
+from core.domain.reference_entries import entry_number, parse_entry_text, read_entries
+from core.domain.report_parse import parse_markdown
 from core.sources.corpus_files import read_folder
 
 

@@ -22,22 +22,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlmodel import select
 
-from core.citations import cited_markers
-from core.creation import create_report
-from core.db import session_scope
-from core.diffing import inline_html, side_by_side_html, word_diff
+from core.app.importer import MAX_IMPORT_BYTES, MAX_SECTIONS, import_report, read_markdown_file
+from core.domain.citations import cited_markers
+from core.domain.diffing import inline_html, side_by_side_html, word_diff
+from core.domain.report_parse import parse_markdown
+from core.domain.report_render import render_markdown
+from core.domain.validation import strip_controls
+from core.engine.creation import create_report
+from core.engine.overview import DERIVED_KEYS
+from core.engine.update import update_report
 from core.errors import EvergreenError
-from core.importer import MAX_IMPORT_BYTES, MAX_SECTIONS, import_report, read_markdown_file
-from core.models import Report, Snapshot, UpdateRun
-from core.overview import DERIVED_KEYS
-from core.report_parse import parse_markdown
-from core.report_render import render_markdown
-from core.repository import get_report, get_version, sections_of
 from core.sources.tavily import TavilySearch
 from core.sources.urlpolicy import UrlPolicy, UrlRefused
 from core.sources.web import WebFetcher
-from core.update import update_report
-from core.validation import strip_controls
+from core.store.db import session_scope
+from core.store.models import Report, Snapshot, UpdateRun
+from core.store.repository import get_report, get_version, sections_of
 from tests.fakes.openai_server import Step
 from tests.fakes.website import html_page
 from tests.helpers.faults import (
@@ -70,16 +70,16 @@ def report_count() -> int:
 # -- oversized imports ------------------------------------------------------------------------
 def parse_recorder(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The importer's Markdown parser, recording the length of each text it parses."""
-    import core.importer
+    import core.app.importer
 
     parsed: list[int] = []
-    real = core.importer.parse_markdown
+    real = core.app.importer.parse_markdown
 
     def parse(text: str, **kw: Any) -> Any:
         parsed.append(len(text))
         return real(text, **kw)
 
-    monkeypatch.setattr(core.importer, "parse_markdown", parse)
+    monkeypatch.setattr(core.app.importer, "parse_markdown", parse)
     return parsed
 
 
@@ -380,7 +380,7 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
             page.wait_for_timeout(500)
             assert page.evaluate("() => typeof window.__pwned") == "undefined"
             assert page.locator("a[href^='javascript:']").count() == 0
-            from core.actions import review
+            from core.app.actions import review
 
             review(result["run_id"], approve_all=True, commit=True)
             open_screen(page, url, "report", "Report")
@@ -464,9 +464,9 @@ def test_property_diff_html_escapes_everything_and_shows_both_texts(old: str, ne
 def test_references_without_address_stay_text_and_are_not_merged(workspace: Path) -> None:
     from sqlmodel import select
 
-    from core.db import session_scope
-    from core.importer import decode_markdown, import_report
-    from core.models import Source
+    from core.app.importer import decode_markdown, import_report
+    from core.store.db import session_scope
+    from core.store.models import Source
 
     text = (
         "# Notes\n\n## Findings\n\nA book says so [1]. A paper agrees [2]. A page too [3].\n\n"

@@ -1,4 +1,5 @@
-"""Tests for core.keyfacts: the key facts a page declares, and how the classifier uses them."""
+"""Tests for core.domain.keyfacts: the key facts a page declares, and how the classifier
+uses them."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from core.changes import classify_change
-from core.header_blocks import header_blocks
-from core.key_fact import KeyFact, typed
-from core.keyfacts import fact_changes, fact_map, header_fields, read_key_facts
-from core.material import material_reasons
-from core.page_units import split_sentences
+from core.domain.changes import classify_change
+from core.domain.header_blocks import header_blocks
+from core.domain.key_fact import KeyFact, typed
+from core.domain.keyfacts import fact_changes, fact_map, header_fields, read_key_facts
+from core.domain.material import material_reasons
+from core.domain.page_units import split_sentences
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 SWIFT_CORPUS = CORPORA / "swift" / "swift_corpus.jsonl.gz"

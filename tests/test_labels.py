@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from core import labels
+from core.app.evidence_views import evidence_pool, snapshot_rows
+from core.app.report_views import report_cards
+from core.app.review_views import review_cards
+from core.app.run_views import run_info, runs_of
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.evidence_views import evidence_pool, snapshot_rows
-from core.models import ACTIONS, CHANGE_KINDS, DECISIONS, RUN_KINDS, RUN_STATUSES, UpdateRun
-from core.report_views import report_cards
-from core.review_views import review_cards
-from core.run_views import run_info, runs_of
-from core.update import update_report
+from core.domain import labels
+from core.engine.update import update_report
+from core.store.db import session_scope
+from core.store.models import ACTIONS, CHANGE_KINDS, DECISIONS, RUN_KINDS, RUN_STATUSES, UpdateRun
 from core.workspace import load_sample
 
 

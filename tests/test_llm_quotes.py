@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from core.anchors import anchor_claim
-from core.citations import strip_citations
-from core.claim_diff import ClaimChange
-from core.creation import create_report
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.models import Claim, Section
-from core.review import proposals_of
+from core.domain.anchors import anchor_claim
+from core.domain.citations import strip_citations
+from core.domain.claim_diff import ClaimChange
+from core.engine.creation import create_report
+from core.engine.review import proposals_of
+from core.engine.update import update_report
 from core.sources.corpus import add_corpus
-from core.update import update_report
+from core.store.db import session_scope
+from core.store.models import Claim, Section
 from core.writers.base import ClaimUpdate, Draft, Evidence, EvidenceChange
 from core.writers.replies import SectionText
 from tests.conftest import write_jsonl

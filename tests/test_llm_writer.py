@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from core.citations import cited_markers
-from core.claim_diff import ClaimChange
-from core.costs import CostMeter, metering
-from core.creation import create_report
 from core.dates import parse_as_of
-from core.db import session_scope
+from core.domain.citations import cited_markers
+from core.domain.claim_diff import ClaimChange
+from core.engine.costs import CostMeter, metering
+from core.engine.creation import create_report
+from core.engine.review import proposals_of
+from core.engine.update import update_report
 from core.errors import EvergreenError
-from core.models import CostEvent
-from core.review import proposals_of
 from core.sources.corpus import add_corpus
-from core.update import update_report
+from core.store.db import session_scope
+from core.store.models import CostEvent
 from core.writers import get_writer
 from core.writers.base import BudgetExceeded, Evidence, EvidenceChange, WriterFailed
 from core.writers.llm import LlmWriter

@@ -1,4 +1,4 @@
-"""Tests for core.metrics: continuity metrics between report versions."""
+"""Tests for core.domain.metrics: continuity metrics between report versions."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
-from core.metrics import (
+from core.domain.metrics import (
     Continuity,
     bleu4,
     continuity,

@@ -7,12 +7,11 @@ from pathlib import Path
 
 from sqlmodel import select
 
-from core.claims import cited_sentences
-from core.creation import create_report
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.models import Claim, Section
-from core.overview import (
+from core.domain.report_state import SectionDoc
+from core.domain.sentences import cited_sentences
+from core.engine.creation import create_report
+from core.engine.overview import (
     KEY_FACTS_KEY,
     OVERVIEW_KEY,
     FactRow,
@@ -21,11 +20,12 @@ from core.overview import (
     key_facts_body,
     status_count,
 )
-from core.report_state import SectionDoc
-from core.repository import get_report, get_version, load_doc
-from core.review import commit_run, get_run, proposals_of
+from core.engine.review import commit_run, get_run, proposals_of
+from core.engine.update import update_report
 from core.sources.corpus import add_corpus
-from core.update import update_report
+from core.store.db import session_scope
+from core.store.models import Claim, Section
+from core.store.repository import get_report, get_version, load_doc
 from tests.conftest import write_jsonl
 
 PEP_LIKE = (
@@ -171,7 +171,7 @@ def test_a_report_opens_with_its_answer_and_key_facts_and_updates_revise_them_fi
 
 
 def test_a_key_facts_row_is_supported_by_the_declarations_even_without_the_title() -> None:
-    from core.anchors import anchor_claim
+    from core.domain.anchors import anchor_claim
 
     page = (
         "- Developer: Larchmont\n- Capacity: 300 MW\n- Status: Approved\n\n"

@@ -11,11 +11,11 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from core.db import session_scope
+from core.app.export import export_version, version_line
+from core.domain.pdf import markdown_to_pdf, render_pdf
 from core.errors import EvergreenError
-from core.export import export_version, version_line
-from core.pdf import markdown_to_pdf, render_pdf
-from core.repository import get_report
+from core.store.db import session_scope
+from core.store.repository import get_report
 from core.workspace import load_sample
 
 DOC = """# Storage report 储能报告
@@ -110,7 +110,7 @@ def test_export_version_to_pdf_and_no_file_on_failure(
         def broken(markdown: str, **_: object) -> bytes:
             raise EvergreenError("Could not render the PDF (test).")
 
-        monkeypatch.setattr("core.pdf.markdown_to_pdf", broken)
+        monkeypatch.setattr("core.domain.pdf.markdown_to_pdf", broken)
         with pytest.raises(EvergreenError, match="Could not render"):
             export_version(session, report, tmp_path / "bad.pdf", fmt="pdf")
     assert not (tmp_path / "bad.pdf").exists()
@@ -152,7 +152,7 @@ def rendered_html(monkeypatch: pytest.MonkeyPatch, markdown: str) -> str:
 def test_the_renderer_gets_no_unbreakable_run_longer_than_wrap(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from core.pdf import CODE_WRAP, WRAP
+    from core.domain.pdf import CODE_WRAP, WRAP
 
     word = "x" * 5000
     markdown = (
@@ -181,7 +181,7 @@ def test_render_pdf_stops_a_renderer_that_runs_over_its_time_limit(
         time.sleep(600)
         return b""
 
-    monkeypatch.setattr("core.pdf.markdown_to_pdf", stuck)
+    monkeypatch.setattr("core.domain.pdf.markdown_to_pdf", stuck)
     with pytest.raises(EvergreenError, match=r"^The PDF took longer than 1 s to render"):
         render_pdf(DOC, time_limit=1)
     assert not multiprocessing.active_children()  # the worker was stopped
@@ -202,8 +202,8 @@ def test_the_app_prepares_the_pdf_with_a_time_limit(
         time.sleep(600)
         return b""
 
-    monkeypatch.setattr("core.pdf.markdown_to_pdf", stuck)
-    monkeypatch.setattr("core.pdf.PDF_TIME_LIMIT", 1.0)
+    monkeypatch.setattr("core.domain.pdf.markdown_to_pdf", stuck)
+    monkeypatch.setattr("core.domain.pdf.PDF_TIME_LIMIT", 1.0)
     ok(app.switch_page("pages/report.py").run())  # type: ignore[attr-defined]
     ok(app.button(key="make_pdf").click().run())  # type: ignore[attr-defined]
     errors = [e.value for e in app.error]  # type: ignore[attr-defined]

@@ -10,22 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from core.actions import review
-from core.changes import classify_change
-from core.citations import cited_markers
-from core.claim_words import claim_sentence, plain_reason, plain_unit
+from core.app.actions import review
+from core.app.evidence_views import evidence_rows_html
+from core.app.export import version_markdown
+from core.app.review_views import review_cards
+from core.app.version_views import version_html
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.diffing import side_by_side_html
-from core.evidence_views import evidence_rows_html
-from core.export import version_markdown
-from core.material import material_reasons
-from core.passage_changes import passage_differences
-from core.report_state import RefEntry, ReportDoc, SectionDoc, renumbered
-from core.repository import get_report
-from core.review_views import review_cards
-from core.update import update_report
-from core.version_views import version_html
+from core.domain.changes import classify_change
+from core.domain.citations import cited_markers
+from core.domain.claim_words import claim_sentence, plain_reason, plain_unit
+from core.domain.diffing import side_by_side_html
+from core.domain.material import material_reasons
+from core.domain.passage_changes import passage_differences
+from core.domain.report_state import RefEntry, ReportDoc, SectionDoc, renumbered
+from core.engine.update import update_report
+from core.store.db import session_scope
+from core.store.repository import get_report
 from core.workspace import load_sample
 
 OLD_INDEX = (
@@ -242,7 +242,7 @@ def test_sample_versions_number_citations_without_gaps(sample: int) -> None:
 
 
 def test_a_rationale_says_each_change_once_and_ends_one_sentence_once() -> None:
-    from core.rationales import explain as _explain
+    from core.engine.rationales import explain as _explain
     from core.writers.base import ClaimUpdate
 
     update = ClaimUpdate(

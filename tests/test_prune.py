@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.creation import create_report
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.models import Source
-from core.overview import DERIVED_KEYS
-from core.prune import drop_markers, fit_words, keep_fact_lines, merge_repeats
-from core.repository import citations_of, get_report, get_version
-from core.review import commit_run, get_run, proposals_of
-from core.source_plan import choose_sources, superseded_by
+from core.domain.prune import drop_markers, fit_words, keep_fact_lines, merge_repeats
+from core.domain.source_plan import choose_sources, superseded_by
+from core.engine.creation import create_report
+from core.engine.overview import DERIVED_KEYS
+from core.engine.review import commit_run, get_run, proposals_of
+from core.engine.update import update_report
 from core.sources.corpus import add_corpus
-from core.update import update_report
+from core.store.db import session_scope
+from core.store.models import Source
+from core.store.repository import citations_of, get_report, get_version
 from tests.conftest import write_jsonl
 
 BODY = (

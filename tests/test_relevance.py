@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from core.creation import create_report
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.models import Source
-from core.relevance import RELEVANCE_MIN, Relevance, first_floor, floor_for, fuse
-from core.repository import citations_of, get_report, get_version
+from core.domain.relevance import RELEVANCE_MIN, Relevance, first_floor, floor_for, fuse
+from core.engine.creation import create_report
 from core.sources.corpus import add_corpus
+from core.store.db import session_scope
+from core.store.models import Source
+from core.store.repository import citations_of, get_report, get_version
 from tests.conftest import peps_slice
 
 QUESTION = (

@@ -1,4 +1,4 @@
-"""Relevance centred on the collection the pages come from (``core.relevance.Centre``):
+"""Relevance centred on the collection the pages come from (``core.domain.relevance.Centre``):
 what every page of a corpus shares counts for nothing, the scores keep the raw cosine's
 scale, the sample is made once per revision of the corpus and stored with it, and a
 small corpus or the web is scored as before."""
@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import core.relevance as relevance
+import core.domain.relevance as relevance
 from core.bench.truth import load_queries
-from core.relevance import CENTRE_MIN_PAGES, Centre, Relevance, collection_centre
+from core.domain.relevance import CENTRE_MIN_PAGES, Centre, Relevance, collection_centre
 from core.sources.corpus import Corpus
 from tests.conftest import PEPS, PEPS_CORPUS, write_jsonl
 

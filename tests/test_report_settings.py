@@ -1,4 +1,4 @@
-"""Per-report settings have one typed home, ``core.report_settings.ReportSettings``: its
+"""Per-report settings have one typed home, ``core.domain.report_settings.ReportSettings``: its
 defaults and bounds, old stored dicts read back, and the same words from every door."""
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.db import session_scope
-from core.models import Report
-from core.report_settings import (
+from core.domain.report_settings import (
     DEFAULT_TAU,
     ReportSettings,
     ReportSettingsError,
     settings_of,
     writer_name,
 )
-from core.schedule import run_due, save_report_settings
-from core.untrusted import escape_all
+from core.domain.untrusted import escape_all
+from core.engine.schedule import run_due, save_report_settings
+from core.store.db import session_scope
+from core.store.models import Report
 from core.workspace import load_sample
 from tests.conftest import APP
 from tests.conftest import run_cli as run

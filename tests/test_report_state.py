@@ -1,4 +1,4 @@
-"""Tests for core.report_state: rendering and parsing Markdown reports."""
+"""Tests for core.domain.report_state: rendering and parsing Markdown reports."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.citations import cited_markers
-from core.errors import EvergreenError
-from core.report_parse import REFERENCE_HEADINGS, parse_markdown
-from core.report_render import (
+from core.domain.citations import cited_markers
+from core.domain.report_parse import REFERENCE_HEADINGS, parse_markdown
+from core.domain.report_render import (
     VERSION_LINE,
     escape_heading_lines,
     render_markdown,
     strip_version_line,
 )
-from core.report_state import RefEntry, ReportDoc, SectionDoc, make_section_keys
+from core.domain.report_state import RefEntry, ReportDoc, SectionDoc, make_section_keys
+from core.errors import EvergreenError
 
 
 def _doc(title: str, sections: list[tuple[str, int, str]], refs: list[RefEntry]) -> ReportDoc:

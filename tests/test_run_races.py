@@ -15,10 +15,10 @@ from sqlalchemy import update
 from sqlmodel import col, select
 
 from core.dates import parse_as_of
-from core.db import session_scope
 from core.errors import EvergreenError
-from core.models import ReportVersion, Section, SectionProposal, UpdateRun
 from core.sources.corpus import add_corpus
+from core.store.db import session_scope
+from core.store.models import ReportVersion, Section, SectionProposal, UpdateRun
 from tests.conftest import run_cli, write_jsonl
 from tests.helpers.corpus import corpus_records, make_report
 
@@ -36,15 +36,15 @@ def report(workspace: Path, tmp_path: Path) -> int:
 def _act(role: str, run_id: int) -> str:
     """One contender's move, as the CLI makes it (`resume`, `cancel`, `review --commit`)."""
     if role == "resume":
-        from core.update import resume_run
+        from core.engine.update import resume_run
 
         return str(resume_run(run_id)["status"])
     if role == "cancel":
-        from core.runs import request_cancel
+        from core.engine.runs import request_cancel
 
         return request_cancel(run_id)
     if role == "commit":
-        from core.actions import review
+        from core.app.actions import review
 
         return str(review(run_id, approve_all=True, commit=True).status)
     raise ValueError(role)
@@ -85,7 +85,7 @@ def race(roles: list[str], run_id: int) -> list[tuple[str, str, str]]:
 def killed_run(report_id: int) -> int:
     """An update run whose worker process is gone (as after kill -9): registered, with a
     process id that no longer exists as its worker."""
-    from core.update import begin_update
+    from core.engine.update import begin_update
 
     run_id = begin_update(report_id, as_of=parse_as_of(AS_OF))
     gone = subprocess.Popen(["true"])
@@ -133,7 +133,7 @@ def test_racing_resumes_of_a_killed_run_give_one_worker(workspace: Path, report:
     props = proposals(run_id)
     keys = [p.key for p in props]
     assert keys and len(keys) == len(set(keys))  # no section proposed twice
-    from core.actions import review
+    from core.app.actions import review
 
     assert review(run_id, approve_all=True, commit=True).version == 2
     with session_scope() as s:
@@ -146,7 +146,7 @@ def test_a_section_is_proposed_once_per_run(workspace: Path, report: int) -> Non
     """The database itself refuses a second proposal for a section of a run."""
     from sqlalchemy.exc import IntegrityError
 
-    from core.update import update_report
+    from core.engine.update import update_report
 
     run_id = update_report(report, as_of=parse_as_of(AS_OF))["run_id"]
     first = proposals(run_id)[0]
@@ -177,7 +177,7 @@ def test_resume_racing_cancel_of_a_killed_run(workspace: Path, report: int) -> N
 
 # -- cancel vs commit ---------------------------------------------------------------------------
 def test_cancel_racing_commit_has_one_winner(workspace: Path, report: int) -> None:
-    from core.update import update_report
+    from core.engine.update import update_report
 
     run_id = update_report(report, as_of=parse_as_of(AS_OF))["run_id"]
     assert run_row(run_id).status == "awaiting_review"
@@ -201,12 +201,12 @@ def test_a_cancel_after_the_last_step_is_not_lost(
 ) -> None:
     """A cancel that lands after the worker's last checkpoint, before it finishes: the run
     must not end awaiting review over the analyst's cancel."""
-    import core.engine
-    import core.update
-    from core.run_stops import RunCancelled
-    from core.runs import request_cancel
+    import core.engine.stages
+    import core.engine.update
+    from core.engine.run_stops import RunCancelled
+    from core.engine.runs import request_cancel
 
-    real = core.engine.pool_summary
+    real = core.engine.stages.pool_summary
 
     def cancel_then_summarise(*args: Any, **kwargs: Any) -> dict[str, int]:
         with session_scope() as s:
@@ -214,9 +214,9 @@ def test_a_cancel_after_the_last_step_is_not_lost(
         assert request_cancel(run.id) == "cancelling"  # from another connection
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(core.engine, "pool_summary", cancel_then_summarise)
+    monkeypatch.setattr(core.engine.stages, "pool_summary", cancel_then_summarise)
     with pytest.raises(RunCancelled):
-        core.update.update_report(report, as_of=parse_as_of(AS_OF))
+        core.engine.update.update_report(report, as_of=parse_as_of(AS_OF))
     with session_scope() as s:
         run = s.exec(select(UpdateRun).order_by(col(UpdateRun.id).desc())).first()
     assert run.status == "cancelled" and "cancelled" in (run.error or "")
@@ -225,10 +225,10 @@ def test_a_cancel_after_the_last_step_is_not_lost(
 def test_a_broad_except_does_not_swallow_a_cancel(
     workspace: Path, report: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import core.engine
-    import core.update
-    from core.run_stops import RunCancelled
-    from core.runs import request_cancel
+    import core.engine.stages
+    import core.engine.update
+    from core.engine.run_stops import RunCancelled
+    from core.engine.runs import request_cancel
 
     swallowed: list[str] = []
 
@@ -241,9 +241,9 @@ def test_a_broad_except_does_not_swallow_a_cancel(
             swallowed.append(str(exc))
         return []
 
-    monkeypatch.setattr(core.engine, "refresh", refresh)
+    monkeypatch.setattr(core.engine.stages, "refresh", refresh)
     with pytest.raises(RunCancelled, match="cancelled"):
-        core.update.update_report(report, as_of=parse_as_of(AS_OF))
+        core.engine.update.update_report(report, as_of=parse_as_of(AS_OF))
     assert swallowed == []
     with session_scope() as s:
         run = s.exec(select(UpdateRun).order_by(col(UpdateRun.id).desc())).first()

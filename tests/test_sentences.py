@@ -1,15 +1,16 @@
-"""One sentence rule (core.sentences) for a page's units, its passages and report text."""
+"""One sentence rule (core.domain.sentences) for a page's units, its passages and report text."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.page_units import split_sentences
-from core.passages import passages
-from core.sentences import sentence_spans, split_cited_sentences, split_prose
+from core.domain.page_units import split_sentences
+from core.domain.passages import passages
+from core.domain.sentences import sentence_spans, split_cited_sentences, split_prose
 
-# the page split two ways before: core.changes (its units) and core.anchors (its passages)
+# the page split two ways before: core.domain.changes (its units) and core.domain.anchors
+# (its passages)
 PAGE = (
     "Compare (Sec. 6.11) The implementation works. It is _done._ Next one is here. "
     "Then :pep:`8` applies, etc.) Constructed later."

@@ -13,20 +13,20 @@ import pytest
 from sqlmodel import col, select
 from streamlit.testing.v1 import AppTest
 
-from core.actions import review
-from core.checks import news_since_versions, source_use
-from core.creation import create_report
+from core.app.actions import review
+from core.app.report_deletion import delete_report
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.models import CheckUse, CostEvent, Snapshot, Source, SourceCheck
-from core.report_deletion import delete_report
-from core.repository import get_report
-from core.review import proposals_of
+from core.engine.checks import news_since_versions, source_use
+from core.engine.creation import create_report
+from core.engine.review import proposals_of
+from core.engine.update import update_report
 from core.sources.base import NotModified, Validators
 from core.sources.corpus import add_corpus
 from core.sources.urlpolicy import UrlRefused
 from core.sources.web import WebFetcher
-from core.update import update_report
+from core.store.db import session_scope
+from core.store.models import CheckUse, CostEvent, Snapshot, Source, SourceCheck
+from core.store.repository import get_report
 from tests.conftest import APP, run_cli, write_jsonl
 from tests.fakes.tavily_server import FakeTavily
 from tests.fakes.website import Page, Website, html_page

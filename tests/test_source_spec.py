@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from core.app.report_views import as_of_choices, providers_of, temporal_source
 from core.errors import EvergreenError
-from core.report_views import as_of_choices, providers_of, temporal_source
-from core.services import check_source
 from core.source_spec import SourceSpec
+from core.sources.registry import check_source
 from tests.conftest import run_cli
 
 

@@ -11,9 +11,19 @@ import sqlalchemy as sa
 from alembic import command
 from sqlmodel import Session, select
 
-from core.db import alembic_config, get_engine, session_scope
 from core.errors import EvergreenError
-from core.models import (
+from core.states import (
+    Action,
+    ChangeKind,
+    CheckOutcome,
+    ClaimState,
+    Decision,
+    RunKind,
+    RunStatus,
+    SectionStatus,
+)
+from core.store.db import alembic_config, get_engine, session_scope
+from core.store.models import (
     Citation,
     Claim,
     CostEvent,
@@ -26,16 +36,6 @@ from core.models import (
     Source,
     SourceCheck,
     UpdateRun,
-)
-from core.states import (
-    Action,
-    ChangeKind,
-    CheckOutcome,
-    ClaimState,
-    Decision,
-    RunKind,
-    RunStatus,
-    SectionStatus,
 )
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

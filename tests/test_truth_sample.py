@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from core.actions import review
+from core.app.actions import review
+from core.app.importer import import_report, read_markdown_file
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.importer import import_report, read_markdown_file
-from core.models import Snapshot
-from core.repository import claims_of_version, get_report, get_version, load_doc
-from core.review import proposals_of
-from core.update import update_report
+from core.engine.review import proposals_of
+from core.engine.update import update_report
+from core.store.db import session_scope
+from core.store.models import Snapshot
+from core.store.repository import claims_of_version, get_report, get_version, load_doc
 from core.workspace import load_sample
 
 DATES = ("2026-04-15", "2026-07-15", "2026-10-15")
@@ -156,8 +156,8 @@ def test_an_analyst_edit_of_a_kept_section_is_the_base_of_the_next_update(sample
         props = {p.key: p for p in proposals_of(s, result["run_id"])}
     safety = next(k for k in props if k.startswith("safety"))
     edited = props[safety].old_text + "\n\nAnalyst note: fire codes are under review [13]."
-    from core.db import session_scope as scope
-    from core.review import commit_run, decide, get_run
+    from core.engine.review import commit_run, decide, get_run
+    from core.store.db import session_scope as scope
 
     with scope() as s:
         run = get_run(s, result["run_id"])

@@ -17,15 +17,15 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from sqlmodel import select
 
-from core.db import session_scope
+from core.app.export import export_version, version_markdown
+from core.app.importer import import_report
+from core.app.version_views import version_html
+from core.app.view_text import markdown_html
 from core.errors import EvergreenError
-from core.export import export_version, version_markdown
-from core.importer import import_report
-from core.models import Source
-from core.repository import get_report
 from core.sources.corpus import Corpus
-from core.version_views import version_html
-from core.view_text import markdown_html
+from core.store.db import session_scope
+from core.store.models import Source
+from core.store.repository import get_report
 from core.writers.reply_checks import clean_body
 
 VIEWER = MarkdownIt("commonmark", {"html": True}).enable("table")
@@ -88,7 +88,7 @@ def test_clean_body_keeps_citations_and_the_words() -> None:
 
 
 def test_untrusted_cleaning_is_idempotent_and_keeps_code() -> None:
-    from core.untrusted import clean_markdown
+    from core.domain.untrusted import clean_markdown
 
     text = "`[x](http://code.example)` and\n\n    <script>kept as code</script>\n"
     assert clean_markdown(text) == text

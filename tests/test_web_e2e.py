@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
-from core.creation import create_report
 from core.dates import utcnow
-from core.db import session_scope
-from core.models import Citation, CostEvent, ReportVersion, Snapshot, Source
-from core.overview import DERIVED_KEYS
-from core.repository import get_report, load_doc
-from core.review import proposals_of
+from core.engine.creation import create_report
+from core.engine.overview import DERIVED_KEYS
+from core.engine.review import proposals_of
+from core.engine.update import update_report
 from core.sources.chromium import find_chromium
-from core.update import update_report
+from core.store.db import session_scope
+from core.store.models import Citation, CostEvent, ReportVersion, Snapshot, Source
+from core.store.repository import get_report, load_doc
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tavily_server import FakeTavily
 from tests.fakes.website import Page, Website

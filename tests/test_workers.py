@@ -23,14 +23,14 @@ import pytest
 from sqlalchemy import text
 from sqlmodel import select
 
-from core import jobs, queue
+from core.app.importer import import_report, read_markdown_file
 from core.dates import parse_as_of, utcnow
-from core.db import session_scope
+from core.engine import jobs, queue
+from core.engine.run_liveness import QUEUED, run_state
+from core.engine.schedule import save_report_settings
 from core.errors import EvergreenError
-from core.importer import import_report, read_markdown_file
-from core.models import Report, SectionProposal, Snapshot, UpdateRun
-from core.run_liveness import QUEUED, run_state
-from core.schedule import save_report_settings
+from core.store.db import session_scope
+from core.store.models import Report, SectionProposal, Snapshot, UpdateRun
 from core.workspace import load_sample
 from tests.conftest import run_cli
 from tests.helpers.workers import Workers, eventually, queue_workspace, workers
@@ -113,7 +113,7 @@ def test_an_update_queued_by_the_cli_finishes_on_a_worker(
 
 
 def test_the_app_survives_its_own_restart_mid_run(queue_workspace: Path, workers: Workers) -> None:
-    """The app's Update now (core.jobs.start_update) in a process that is then killed:
+    """The app's Update now (core.engine.jobs.start_update) in a process that is then killed:
     the run goes on, on the worker, and ends awaiting review."""
     report = sample()
     worker = workers.start(faults="pause@fetch:2")

@@ -13,11 +13,11 @@ from functools import lru_cache
 
 from core.bench.measure import Pages, VersionView
 from core.bench.truth import StatusChange
-from core.citations import strip_citations
-from core.claims import cited_sentences
-from core.fact_values import clean_value
-from core.passages import normalise
-from core.report_state import SectionDoc
+from core.domain.citations import strip_citations
+from core.domain.fact_values import clean_value
+from core.domain.passages import normalise
+from core.domain.report_state import SectionDoc
+from core.domain.sentences import cited_sentences
 
 
 def _plain(text: str) -> str:

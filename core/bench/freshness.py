@@ -11,11 +11,11 @@ from typing import Any
 from sqlmodel import Session, select
 
 from core.bench.measure import VersionView, anchored, claim_rows
-from core.claims import cited_sentences
-from core.models import Section
-from core.passages import sentence_key
-from core.review import proposals_of
+from core.domain.passages import sentence_key
+from core.domain.sentences import cited_sentences
+from core.engine.review import proposals_of
 from core.states import HOLDING_OUTCOMES, ClaimOutcome
+from core.store.models import Section
 
 #: outcomes of a re-checked claim after which its unchanged sentence is still anchored
 FRESH_OUTCOMES = HOLDING_OUTCOMES | {ClaimOutcome.ANCHORED}

@@ -22,17 +22,17 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from core.claims import cited_sentences
-from core.keyfacts import fact_map, read_key_facts
-from core.metrics import continuity
-from core.models import Citation, Claim, ReportVersion, Section, Snapshot, Source
-from core.passages import sentence_key
-from core.report_state import ReportDoc
-from core.repository import citations_of, get_report, get_version, load_doc, outline_of
-from core.review import _text
+from core.domain.keyfacts import fact_map, read_key_facts
+from core.domain.metrics import continuity
+from core.domain.passages import sentence_key
+from core.domain.report_state import ReportDoc
+from core.domain.sentences import cited_sentences
+from core.engine.review import _text
 from core.sources.base import PageNotFound
 from core.sources.corpus import Corpus
 from core.states import ClaimState
+from core.store.models import Citation, Claim, ReportVersion, Section, Snapshot, Source
+from core.store.repository import citations_of, get_report, get_version, load_doc, outline_of
 
 
 @dataclass

@@ -25,9 +25,9 @@ from sqlmodel import Session, col, select
 
 from core.bench.measure import Pages, VersionView
 from core.bench.truth import QuerySpec
-from core.citations import strip_citations
-from core.models import Snapshot, Source
-from core.report_state import ReportDoc
+from core.domain.citations import strip_citations
+from core.domain.report_state import ReportDoc
+from core.store.models import Snapshot, Source
 
 
 def recall(new_pages: set[str], cited: set[str]) -> float | None:

@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from core import config
+from core.app.export import version_markdown
 from core.bench.measure import Pages
 from core.bench.steps import create_step, import_baseline, update_step
 from core.bench.truth import QuerySpec
-from core.db import session_scope
+from core.domain.report_settings import ReportSettings
 from core.errors import EvergreenError
-from core.export import version_markdown
-from core.report_settings import ReportSettings
-from core.repository import get_report
 from core.source_spec import SourceSpec
+from core.store.db import session_scope
+from core.store.repository import get_report
 from core.writers import get_writer
 from core.writers.base import BudgetExceeded, WriterFailed
 

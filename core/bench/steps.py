@@ -7,20 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.app.export import version_markdown
+from core.app.importer import import_report
 from core.bench.fact_accuracy import fact_accuracy
 from core.bench.freshness import freshness_rebuild, freshness_update
 from core.bench.measure import Pages, continuity_between, quality, view
 from core.bench.relevance import recall, relevance
 from core.bench.truth import QuerySpec
-from core.creation import create_report
 from core.dates import parse_as_of
-from core.db import session_scope
-from core.export import version_markdown
-from core.importer import import_report
-from core.repository import get_report
-from core.runs import fail_run, open_run_for
+from core.engine.creation import create_report
+from core.engine.runs import fail_run, open_run_for
+from core.engine.update import update_report
 from core.states import RunStatus
-from core.update import update_report
+from core.store.db import session_scope
+from core.store.repository import get_report
 
 
 def year_end(year: int) -> str:

@@ -3,8 +3,8 @@
 Every command turns an EvergreenError into one line on stderr and exit code 1;
 JSON output (``--json``) is a stable contract for scripts and cron jobs.
 
-A command does its work through :mod:`core.actions` (the layer the app calls too) and
-:mod:`core.jobs` (runs on workers), imported when the command runs: loading the core takes
+A command does its work through :mod:`core.app.actions` (the layer the app calls too) and
+:mod:`core.engine.jobs` (runs on workers), imported when the command runs: loading the core takes
 seconds, and ``--help`` or a usage error should not wait for it.
 """
 
@@ -15,8 +15,8 @@ import typer
 
 from core.cli import bench, corpora, reports, runs
 from core.cli.console import app, corpus_app, exit_now, fail
+from core.engine.run_stops import RunInterrupted, RunStopped
 from core.errors import EvergreenError, RunBusyError
-from core.run_stops import RunInterrupted, RunStopped
 from core.states import RunKind
 
 # the commands, in the order ``evergreen --help`` lists them

@@ -36,7 +36,7 @@ def bench_cmd(
     claims, freshness, continuity and cost."""
     from rich.progress import Progress
 
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     plan = actions.plan_bench(
         corpus=corpus,

@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from core import config
 from core.dates import parse_as_of
-from core.validation import check_as_of
+from core.domain.validation import check_as_of
 
 app = typer.Typer(
     add_completion=False,

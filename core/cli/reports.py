@@ -11,11 +11,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from core.app.cli_results import as_json_data
 from core.cli.console import as_of_option, err, out, print_json
 from core.cli.runs import create_on_worker, queued
-from core.cli_results import as_json_data
+from core.domain.report_settings import WRITERS, ReportSettings
 from core.errors import EvergreenError
-from core.report_settings import WRITERS, ReportSettings
 
 _TAU = ReportSettings.bounds("tau")
 
@@ -27,7 +27,7 @@ def list_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Tracked reports with their current version (archived ones with --archived)."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     rows = actions.report_list(include_archived=archived)
     if as_json:
@@ -54,7 +54,7 @@ def show_cmd(
     version: Annotated[int | None, typer.Option("--version", "-v")] = None,
 ) -> None:
     """Print a version of a report as Markdown."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     text = actions.markdown(report, version)
     sys.stdout.write(text)
@@ -74,8 +74,8 @@ def import_report_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Import an existing Markdown report as version 1 of a new tracked report."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
-    from core.importer import DuplicateImportError, read_markdown_file
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app.importer import DuplicateImportError, read_markdown_file
 
     text = read_markdown_file(file)
     try:
@@ -116,7 +116,7 @@ def export_cmd(
     version: Annotated[int | None, typer.Option("--version", "-v")] = None,
 ) -> None:
     """Export a version to Markdown or PDF."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     path = actions.export(report, output, fmt=fmt, version=version)
     out.print(f"Wrote {path}")
@@ -131,7 +131,7 @@ def create_cmd(
 ) -> None:
     """Research a new report from scratch and commit version 1 (on PostgreSQL with a
     worker running: the worker does it, this command watches)."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     when = as_of_option(as_of)
     if queued():
@@ -155,7 +155,7 @@ def rebuild_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A from-scratch report for the same question at a date, kept as a separate baseline."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     plan = actions.baseline(report, as_of=as_of_option(as_of))
     if queued():
@@ -171,7 +171,7 @@ def rebuild_cmd(
 
 def archive_cmd(report: Annotated[str, typer.Argument(help="Report id or exact title.")]) -> None:
     """Hide a report from the list and the update schedule; it is kept whole."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     done = actions.archive(report)
     out.print(f"Archived report {done}; `evergreen unarchive {done}` brings it back.", markup=False)
@@ -179,7 +179,7 @@ def archive_cmd(report: Annotated[str, typer.Argument(help="Report id or exact t
 
 def unarchive_cmd(report: Annotated[str, typer.Argument(help="Report id or exact title.")]) -> None:
     """Bring an archived report back to the list (and its schedule)."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     done = actions.unarchive(report)
     out.print(f"Report {done} is back in the list.", markup=False)
@@ -192,7 +192,7 @@ def delete_cmd(
 ) -> None:
     """Delete a report, its versions, runs and evidence pool for good (needs --yes);
     `evergreen archive` hides a report and keeps it."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     if not yes:
         raise EvergreenError(f"{actions.deletion_warning(report)} Add --yes to confirm.")
@@ -239,7 +239,7 @@ def settings_cmd(
     """Show a report's settings, or change them: its budget (an update drops the least
     relevant sources and sentences beyond it), τ, writer, schedule, concurrency and
     sections — the same settings, checked by the same rules, as the app's Settings screen."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     numbers = {
         "tau": tau,
@@ -277,7 +277,7 @@ _SETTING_WORDS: dict[str, Any] = {
 
 def demo_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Load the sample workspace (sample corpus and a sample report), once."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     with out.status("Loading the sample workspace …"):
         summary = actions.demo()

@@ -12,13 +12,13 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from core.app.cli_results import Created, Updated, as_json_data
 from core.cli.console import as_of_option, fail, out, print_json
-from core.cli_results import Created, Updated, as_json_data
-from core.db import session_scope
+from core.engine.jobs import FINAL
+from core.engine.queue_worker import run_worker
 from core.errors import EvergreenError
-from core.jobs import FINAL
-from core.models import UpdateRun
-from core.queue_worker import run_worker
+from core.store.db import session_scope
+from core.store.models import UpdateRun
 
 
 def update_cmd(
@@ -53,7 +53,7 @@ def update_cmd(
     """Refresh evidence, look for what is new, and propose section changes (on PostgreSQL
     with a worker running: the workers do the runs; --due and --all queue them). A page
     another report's update checked recently is not fetched again (--force-recheck)."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     if due or every:
         _many_alone(due, every, report, approve_all)
@@ -110,7 +110,7 @@ def _update_many(
     report. On workers the runs are queued (--wait: watched to their end); otherwise done
     here, ``workers`` at a time. The runs wait for review."""
     # lazy: the core loads when a command runs (core.cli)
-    from core.schedule import enqueue_due, run_due, run_row, update_round
+    from core.engine.schedule import enqueue_due, run_due, run_row, update_round
 
     on_workers = queued()
     if workers < 1:
@@ -140,9 +140,9 @@ def _update_many(
 
 # -- runs on workers (PostgreSQL) ---------------------------------------------------------------
 def queued() -> bool:
-    """Whether this command's runs go to the workers (``core.jobs.mode``: PostgreSQL and a
+    """Whether this command's runs go to the workers (``core.engine.jobs.mode``: PostgreSQL and a
     worker running, or EVERGREEN_JOBS=queue); otherwise they are done here."""
-    from core import jobs  # lazy: the core loads when a command runs (core.cli)
+    from core.engine import jobs  # lazy: the core loads when a command runs (core.cli)
 
     return jobs.mode() == "queue"
 
@@ -173,7 +173,8 @@ def _watched(run_id: int, then: Any) -> Any:
 def _update_on_worker(
     report: str, *, as_of: Any, approve_all: bool, force_recheck: bool = False
 ) -> Updated:
-    from core import actions, jobs  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.engine import jobs
 
     run_id = jobs.start_update(
         report, as_of=as_of, approve_all=approve_all, sync=False, force_recheck=force_recheck
@@ -182,7 +183,8 @@ def _update_on_worker(
 
 
 def create_on_worker(question: str, **kwargs: Any) -> Created:
-    from core import actions, jobs  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.engine import jobs
 
     run_id = jobs.submit_create(question, **kwargs)
     return _watched(run_id, actions.created)
@@ -190,7 +192,7 @@ def create_on_worker(question: str, **kwargs: Any) -> Created:
 
 def cancel_cmd(run: Annotated[int, typer.Argument(help="Run id.")]) -> None:
     """Cancel a run: a running one stops at its next step; one awaiting review is dropped."""
-    from core import jobs  # lazy: the core loads when a command runs (core.cli)
+    from core.engine import jobs  # lazy: the core loads when a command runs (core.cli)
 
     status = jobs.cancel(run)
     out.print(f"Run {run}: {status}.")
@@ -201,7 +203,7 @@ def abandon_cmd(
 ) -> None:
     """Mark a run that no worker is doing (its process stopped mid-run) as failed, so the
     report can be updated again — the Reports and Review screens' "Mark abandoned"."""
-    from core import jobs  # lazy: the core loads when a command runs (core.cli)
+    from core.engine import jobs  # lazy: the core loads when a command runs (core.cli)
 
     status = jobs.abandon(run)
     out.print(f"Run {run}: {status}.")
@@ -216,7 +218,7 @@ def review_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Approve or reject a run's proposals and commit the new version."""
-    from core import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     result = actions.review(
         run, approve=approve or [], reject=reject or [], approve_all=approve_all, commit=commit
@@ -239,7 +241,8 @@ def resume_cmd(
 ) -> None:
     """Continue an interrupted update, reusing what it already fetched and wrote (on a
     worker when the workers do the runs)."""
-    from core import actions, jobs  # lazy: the core loads when a command runs (core.cli)
+    from core.app import actions  # lazy: the core loads when a command runs (core.cli)
+    from core.engine import jobs
 
     if queued():
         jobs.resume(run, approve_all=approve_all, sync=False)

@@ -98,7 +98,7 @@ class Fetcher(Protocol):
 class Collection(Protocol):
     """A search provider that holds the whole collection it searches (a corpus, your
     folder), so relevance can be measured by what sets a page apart within it
-    (``core.relevance.collection_centre``). The web is no such collection."""
+    (``core.domain.relevance.collection_centre``). The web is no such collection."""
 
     revision: str  # changes whenever the collection's pages do
 

@@ -21,11 +21,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.dates import parse_published
+from core.domain.hashing import content_hash
+from core.domain.headers import split_front_matter
+from core.domain.untrusted import strip_bidi
 from core.errors import EvergreenError
-from core.hashing import content_hash
-from core.headers import split_front_matter
 from core.sources.base import canonical_url
-from core.untrusted import strip_bidi
 
 FOLDER_SUFFIXES = {".md", ".markdown", ".txt", ".html", ".htm"}
 

@@ -52,3 +52,14 @@ def web_providers() -> Providers:
     cache = RawContentCache()
     search = TavilySearch.from_settings(settings, cache)  # a clear error without a key
     return Providers(search, WebFetcher.from_settings(settings, cache), temporal=False)
+
+
+def check_source(source: str | SourceSpec) -> str:
+    """Validate a report's source setting before anything is written: it must parse, a
+    corpus must exist, and the web needs its key and browser. Returns the string to store."""
+    spec = SourceSpec.parse(source)
+    if spec.kind == "web":
+        providers_for(spec).close()  # a missing key or browser fails here, before any write
+    elif spec.kind == "corpus":
+        Corpus.open(str(spec.corpus)).close()
+    return str(spec)

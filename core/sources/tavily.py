@@ -20,10 +20,10 @@ from tavily import errors as tavily_errors
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from core.dates import http_date
+from core.domain.validation import strip_controls
 from core.errors import EvergreenError
 from core.redact import redact_credentials
 from core.sources.base import SearchResult, canonical_url
-from core.validation import strip_controls
 
 MAX_RESULTS = 20  # Tavily's upper bound per request
 

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from core.dates import http_date, utcnow
+from core.domain.validation import strip_controls
 from core.errors import EvergreenError
 from core.sources.base import FetchedPage, PageNotFound, Validators, canonical_url
 from core.sources.corpus_files import html_to_text
 from core.sources.urlpolicy import UrlPolicy, UrlRefused
-from core.validation import strip_controls
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_TYPES = ("text/plain", "text/markdown", "text/x-markdown", "text/csv")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from core.domain.report_settings import WRITERS
 from core.errors import EvergreenError
-from core.report_settings import WRITERS
 from core.writers.base import Writer
 
 __all__ = ["WRITERS", "get_writer"]

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from core.claim_diff import ClaimChange
+from core.domain.claim_diff import ClaimChange
+from core.domain.facets import Facet
+from core.domain.key_fact import fact_kind
 from core.errors import EvergreenError
-from core.facets import Facet
-from core.key_fact import fact_kind
 
 
 class WriterFailed(EvergreenError):

@@ -35,12 +35,13 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel
 
-from core import config, costs
-from core.citations import cited_markers
-from core.claims import cited_sentences
+from core import config
+from core.domain.citations import cited_markers
+from core.domain.facets import Facet
+from core.domain.passages import sentence_key
+from core.domain.sentences import cited_sentences
+from core.engine import costs
 from core.errors import EvergreenError
-from core.facets import Facet
-from core.passages import sentence_key
 from core.states import ChangeKind, ClaimOutcome
 from core.writers.base import (
     BudgetExceeded,

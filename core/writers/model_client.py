@@ -7,7 +7,7 @@ gets ``json_object`` plus the schema from then on) and returns the reply's text,
 parsed object or None, and what was wrong with it. Transient failures (429 honouring
 Retry-After, 5xx, timeouts, dropped connections) are retried on tenacity with exponential
 backoff and jitter; a failure that stays is one EvergreenError / WriterFailed line that
-never holds a key. Every HTTP call is recorded with ``core.costs.record`` (tokens from
+never holds a key. Every HTTP call is recorded with ``core.engine.costs.record`` (tokens from
 ``usage``, cached tokens, $ from the price table) under the engine's current stage and
 logged to the workspace's ``logs/llm_calls.jsonl`` (CALL_LOG) — never the prompt text.
 
@@ -33,8 +33,8 @@ from pydantic import BaseModel, ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
-from core import costs
 from core.dates import retry_after_seconds
+from core.engine import costs
 from core.errors import EvergreenError
 from core.writers.base import BudgetExceeded, WriterFailed
 from core.writers.prompts import Prompt

@@ -17,15 +17,15 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from core.citations import cited_markers
-from core.declared_fields import stated_fields
-from core.facets import Facet, subject_of
-from core.keyfacts import header_fields
-from core.passages import sentence_key
-from core.report_render import escape_heading_lines
-from core.sentences import split_cited_sentences
+from core.domain.citations import cited_markers
+from core.domain.declared_fields import stated_fields
+from core.domain.facets import Facet, subject_of
+from core.domain.keyfacts import header_fields
+from core.domain.passages import sentence_key
+from core.domain.report_render import escape_heading_lines
+from core.domain.sentences import split_cited_sentences
+from core.domain.text import clean_inline, idf_table, terms, tfidf
 from core.states import ChangeKind
-from core.text import clean_inline, idf_table, terms, tfidf
 from core.writers.base import (
     ClaimUpdate,
     Draft,

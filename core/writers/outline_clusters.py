@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from core.text import STOP, clean_inline, cosine, terms
+from core.domain.text import STOP, clean_inline, cosine, terms
 from core.writers.base import Evidence
 
 

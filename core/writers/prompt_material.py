@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from core.key_fact import typed
-from core.keyfacts import read_key_facts
+from core.domain.key_fact import typed
+from core.domain.keyfacts import read_key_facts
 from core.states import ChangeKind, ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
 

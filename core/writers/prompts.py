@@ -26,8 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from core.config import prompts_dir
+from core.domain.headers import split_front_matter
 from core.errors import EvergreenError
-from core.headers import split_front_matter
 
 PROMPTS_DIR = prompts_dir()
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")

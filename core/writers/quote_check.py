@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz, process
 
-from core.claims import cited_sentences
-from core.passages import sentence_key
-from core.text import clean_inline, figures
+from core.domain.passages import sentence_key
+from core.domain.sentences import cited_sentences
+from core.domain.text import clean_inline, figures
 from core.writers.base import Draft
 from core.writers.replies import SentenceQuote
 

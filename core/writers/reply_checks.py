@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from core.citations import Citation, cited_markers, format_citation, rewrite_citations
-from core.claims import cited_sentences
-from core.passages import sentence_key
-from core.report_render import escape_heading_lines
-from core.untrusted import clean_markdown
-from core.validation import strip_controls
+from core.domain.citations import Citation, cited_markers, format_citation, rewrite_citations
+from core.domain.passages import sentence_key
+from core.domain.report_render import escape_heading_lines
+from core.domain.sentences import cited_sentences
+from core.domain.untrusted import clean_markdown
+from core.domain.validation import strip_controls
 from core.writers.base import ClaimUpdate, Draft
 from core.writers.replies import InvalidReply
 
@@ -26,7 +26,7 @@ _LEADING_HEADING = re.compile(r"\A\s*#{1,6}[ \t]+([^\n]*)\n+")
 def filter_citations(body: str, allowed: set[int]) -> tuple[str, list[int]]:
     """The body with every citation id outside ``allowed`` removed, and the dropped ids
     (one entry per dropped id of each citation; the citation grammar is
-    :mod:`core.citations`)."""
+    :mod:`core.domain.citations`)."""
     dropped: list[int] = []
 
     def fix(citation: Citation) -> str | None:
@@ -41,7 +41,7 @@ def filter_citations(body: str, allowed: set[int]) -> tuple[str, list[int]]:
 
 def clean_body(body: str, heading: str) -> str:
     """Model prose made safe for a section body: no leading copy of the heading, no
-    links, images, autolinks, link definitions or raw HTML (``core.untrusted``: only the
+    links, images, autolinks, link definitions or raw HTML (``core.domain.untrusted``: only the
     [n] citations name sources), no bidi overrides, no heading lines."""
     text = clean_markdown(body).strip()
     m = _LEADING_HEADING.match(text)

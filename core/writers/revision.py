@@ -22,12 +22,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from core.citations import cited_markers, strip_citations
-from core.declared_fields import field_of, stated_fields
-from core.passage_changes import STATUS_STEMS
-from core.passages import normalise, passages
+from core.domain.citations import cited_markers, strip_citations
+from core.domain.declared_fields import field_of, stated_fields
+from core.domain.passage_changes import STATUS_STEMS
+from core.domain.passages import normalise, passages
+from core.domain.text import clean_inline, stem
 from core.states import ClaimOutcome
-from core.text import clean_inline, stem
 from core.writers.base import ClaimUpdate
 
 _TOKEN = re.compile(r"[$€£¥]?\w+(?:[.,/]\w+)*%?")

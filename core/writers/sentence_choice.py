@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
-from core.sentences import refers_back
-from core.text import clean_inline, cosine, idf_table, quotable_sentences, terms, tfidf
+from core.domain.sentences import refers_back
+from core.domain.text import clean_inline, cosine, idf_table, quotable_sentences, terms, tfidf
 from core.writers.base import Evidence
 
 

@@ -29,10 +29,10 @@ def main() -> None:
     from sqlmodel import select
 
     from core.dates import parse_as_of
-    from core.db import session_scope
-    from core.models import CostEvent
+    from core.engine.update import update_report
     from core.settings import DEFAULT_PRICES
-    from core.update import update_report
+    from core.store.db import session_scope
+    from core.store.models import CostEvent
     from core.workspace import load_sample
 
     with FakeOpenAI() as fake:

@@ -3,8 +3,8 @@ report made from it, shared by the engine, crash, race and writer tests."""
 
 from __future__ import annotations
 
-from core.creation import create_report
 from core.dates import parse_as_of
+from core.engine.creation import create_report
 
 LFP = (
     "Lithium iron phosphate batteries dominate new grid storage projects in the region. "

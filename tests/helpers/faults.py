@@ -30,15 +30,15 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
-from core.actions import review
-from core.citations import cited_markers
-from core.creation import create_report
-from core.db import session_scope
-from core.models import Citation, PoolEntry, Section, Snapshot, Source
-from core.overview import DERIVED_KEYS
-from core.repository import get_report, get_version, sections_of
-from core.review import proposals_of
-from core.update import update_report
+from core.app.actions import review
+from core.domain.citations import cited_markers
+from core.engine.creation import create_report
+from core.engine.overview import DERIVED_KEYS
+from core.engine.review import proposals_of
+from core.engine.update import update_report
+from core.store.db import session_scope
+from core.store.models import Citation, PoolEntry, Section, Snapshot, Source
+from core.store.repository import get_report, get_version, sections_of
 from core.writers.llm import LlmWriter
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tavily_server import FakeTavily

@@ -1,0 +1,257 @@
+"""What an update takes out of section text: sentences of sources it drops or trims,
+sentences over a section's word budget (:func:`drop_markers`, :func:`keep_fact_lines`,
+:func:`fit_words`), and repeated facts (:func:`merge_repeats`). Which sources go is
+decided before (``core.domain.source_plan``).
+
+Text edits are structural: prose paragraphs are split into cited sentences, list items
+and table rows are one unit each, code is kept verbatim. A sentence citing several
+sources loses only the dropped citations; it goes when none is left.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+
+from rapidfuzz import fuzz
+
+from core.domain.citations import (
+    cited_markers,
+    find_citations,
+    format_citation,
+    rewrite_citations,
+    strip_citations,
+)
+from core.domain.sentences import split_cited_sentences
+from core.domain.source_plan import INCUMBENT_BONUS
+from core.domain.text import figures
+
+REPEAT_RATIO = 92  # rapidfuzz ratio at which two sentences state the same thing
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_UNIT_LINE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")
+
+
+def _units(body: str) -> list[tuple[str, list[str]]]:
+    """The body as blocks: ("code", [text]), ("lines", [list items / rows]) or
+    ("prose", [sentences]); blocks are separated by blank lines."""
+    blocks: list[tuple[str, list[str]]] = []
+    fenced = False
+    for block in body.split("\n\n"):
+        lines = block.split("\n")
+        opens = sum(1 for line in lines if _FENCE.match(line)) % 2 == 1
+        if fenced or opens or block.startswith("    ") or any(_FENCE.match(x) for x in lines):
+            blocks.append(("code", [block]))
+            fenced = fenced != opens
+            continue
+        if all(_UNIT_LINE.match(line) or line.startswith("  ") for line in lines if line):
+            blocks.append(("lines", lines))
+        elif block.lstrip().startswith("#"):
+            blocks.append(("code", [block]))
+        else:
+            blocks.append(("prose", split_cited_sentences(block)))
+    return blocks
+
+
+def _join(blocks: list[tuple[str, list[str]]]) -> str:
+    return "\n\n".join(
+        (" " if kind == "prose" else "\n").join(parts) for kind, parts in blocks if parts
+    )
+
+
+def edit_units(body: str, edit: Callable[[str], str | None]) -> str:
+    """``body`` with each cited sentence, list item or table row passed through ``edit``
+    (None removes it); uncited text and code are kept as they are. A table left with no
+    cited row goes whole (its header alone says nothing)."""
+    blocks = _units(body)
+    for i, (kind, parts) in enumerate(blocks):
+        if kind == "code":
+            continue
+        new: list[str] = []
+        for part in parts:
+            if not cited_markers(part):
+                new.append(part)
+                continue
+            edited = edit(part)
+            if edited is not None:
+                new.append(edited)
+        is_table = kind == "lines" and parts[0].lstrip().startswith("|")
+        cited = any(cited_markers(p) for p in parts)
+        if is_table and cited and not any(cited_markers(p) for p in new):
+            new = []
+        blocks[i] = (kind, new)
+    return _join(blocks)
+
+
+def _recite(unit: str, markers: list[int]) -> str:
+    """``unit`` with its last citation group replaced by ``markers`` (others removed)."""
+    last = find_citations(unit)[-1]
+    return rewrite_citations(unit, lambda c: format_citation(markers) if c == last else "")
+
+
+def drop_markers(body: str, gone: Iterable[int]) -> str:
+    """``body`` without the citations of ``gone``: a unit citing only them is removed,
+    one citing others too keeps those."""
+    out = set(gone)
+    if not out:
+        return body
+
+    def edit(unit: str) -> str | None:
+        markers = cited_markers(unit)
+        left = [m for m in markers if m not in out]
+        if not left:
+            return None
+        return unit if left == markers else _recite(unit, left)
+
+    return edit_units(body, edit)
+
+
+def is_fact_line(unit: str) -> bool:
+    """A summary of a page's declared fields ("Title — Status: Final; Type: …")."""
+    head, sep, tail = strip_citations(unit).partition(" — ")
+    return bool(sep) and ":" in tail
+
+
+def keep_fact_lines(body: str, markers: Iterable[int]) -> str:
+    """``body`` with the units citing only ``markers`` reduced to their fact lines (a
+    superseded design keeps the line that says it was superseded, nothing more)."""
+    only = set(markers)
+
+    def edit(unit: str) -> str | None:
+        cited = set(cited_markers(unit))
+        if cited and cited <= only and not is_fact_line(unit):
+            return None
+        return unit
+
+    return edit_units(body, edit)
+
+
+def words(body: str) -> int:
+    return len(strip_citations(body).split())
+
+
+def fit_words(
+    body: str,
+    scores: Mapping[int, float],
+    limit: int,
+    protected: Iterable[int] = (),
+    incumbents: Iterable[int] = (),
+) -> tuple[str, list[int]]:
+    """``body`` cut to at most ``limit`` words by dropping the sentences of its least
+    relevant sources (``scores``: marker → relevance), prose before fact lines; the
+    markers that lost sentences. Sentences of unscored or ``protected`` markers (the
+    news) are never cut; ``incumbents`` (already cited) count INCUMBENT_BONUS more."""
+    if limit <= 0 or words(body) <= limit:
+        return body, []
+    cut: list[int] = []
+    keep = set(protected)
+    victims = {m for m in cited_markers(body) if m in scores and m not in keep}
+    held = set(incumbents)
+
+    def worth(m: int) -> float:
+        return scores[m] + (INCUMBENT_BONUS if m in held else 0.0)
+
+    for marker in sorted(victims, key=lambda m: (worth(m), m)):
+        for facts_too in (False, True):
+            while words(body) > limit:
+                victim = _last_unit_of(body, marker, facts_too)
+                if victim is None:
+                    break
+                body = _remove_unit(body, victim)
+                if marker not in cut:
+                    cut.append(marker)
+        if words(body) <= limit:
+            break
+    return body, cut
+
+
+def _last_unit_of(body: str, marker: int, facts_too: bool) -> str | None:
+    found: str | None = None
+
+    def look(unit: str) -> str:
+        nonlocal found
+        if cited_markers(unit) == [marker] and (facts_too or not is_fact_line(unit)):
+            found = unit
+        return unit
+
+    edit_units(body, look)
+    return found
+
+
+def _remove_unit(body: str, victim: str) -> str:
+    """``body`` without the last unit equal to ``victim``."""
+    count = 0
+
+    def tally(unit: str) -> str:
+        nonlocal count
+        count += unit == victim
+        return unit
+
+    edit_units(body, tally)
+    seen = 0
+
+    def drop_last(unit: str) -> str | None:
+        nonlocal seen
+        if unit == victim:
+            seen += 1
+            if seen == count:
+                return None
+        return unit
+
+    return edit_units(body, drop_last) if count else body
+
+
+def _figures(text: str) -> list[str]:
+    return sorted(figures(text))
+
+
+def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
+    """Sections (key → body) with each fact stated once: a prose sentence that repeats an
+    earlier one (rapidfuzz ratio ≥ REPEAT_RATIO, citations aside, and the same figures:
+    "the final 3.8 bugfix" and "the final 3.10 bugfix" are two facts however alike they
+    read) is removed and its citations join the earlier sentence's. Returns the new bodies
+    and how many merged."""
+    kept: list[tuple[str, str]] = []  # (section key, normalised text) of sentences so far
+    extra: dict[tuple[str, str], list[int]] = {}
+    facts_seen: set[tuple[str, str]] = set()
+    out: dict[str, str] = {}
+    merged = 0
+    for key, body in bodies.items():
+
+        def first_pass(unit: str, key: str = key) -> str | None:
+            nonlocal merged
+            if is_fact_line(unit):  # a page's status line: once per section
+                line = (key, unit.strip().casefold())
+                if line in facts_seen:
+                    merged += 1
+                    return None
+                facts_seen.add(line)
+                return unit
+            if unit.lstrip().startswith(("|", "-", "*", "+")):
+                return unit
+            text = strip_citations(unit).casefold()
+            if len(text) < 40:
+                return unit
+            for owner in kept:
+                if fuzz.ratio(text, owner[1]) >= REPEAT_RATIO and _figures(text) == _figures(
+                    owner[1]
+                ):
+                    extra.setdefault(owner, []).extend(cited_markers(unit))
+                    merged += 1
+                    return None
+            kept.append((key, text))
+            return unit
+
+        out[key] = edit_units(body, first_pass)
+    if not extra:
+        return out, merged
+    for key, body in out.items():
+
+        def second_pass(unit: str, key: str = key) -> str:
+            add = extra.get((key, strip_citations(unit).casefold()))
+            if not add:
+                return unit
+            have = cited_markers(unit)
+            return _recite(unit, have + [m for m in dict.fromkeys(add) if m not in have])
+
+        out[key] = edit_units(body, second_pass)
+    return out, merged

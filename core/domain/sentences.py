@@ -1,0 +1,180 @@
+"""Where a sentence ends: one rule for source pages and for report text.
+
+A sentence ends at ``.``, ``!`` or ``?`` — closing quotes, brackets, emphasis or code marks
+may follow — before whitespace and something that can start a sentence: a capital or a
+digit (opening quotes, brackets or marks first), or an rst role (":pep:`8` …"). It goes on
+after an abbreviation ("e.g.", "approx.", "Jan.", an initial "J.") and after a lone
+enumerator ("1.", "(a)", "iv.").
+
+- :func:`sentence_spans` — the rule itself, as (start, end) offsets of a text: the form
+  passages are cut with (``core.domain.passages``), so a quote keeps its place in the page;
+- :func:`split_prose` — the same as strings, whitespace collapsed: the form a page's
+  prose is split with (``core.domain.page_units.split_sentences``, which first cuts a page into
+  header fields, list items, titles and paragraphs);
+- :func:`split_cited_sentences` — a report paragraph, whose sentences end with their
+  citations ("… rose [3]. Next", "… rose. [3] Next"; the grammar is ``core.domain.citations``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from core.domain.citations import GROUP, cited_markers
+
+__all__ = [
+    "cited_sentences",
+    "goes_on",
+    "refers_back",
+    "sentence_spans",
+    "split_cited_sentences",
+    "split_prose",
+]
+
+_WS = re.compile(r"\s+")
+_CLOSE = r"[\"')\]*_`]*"  # after a stop: closing quotes, brackets, emphasis, code marks
+_OPEN = r"[\"'(\[*_`]*"
+#: the end of a sentence: a stop, its closers, whitespace, and a sentence's start after it
+_END = re.compile(rf"(?<=[.!?]){_CLOSE}\s+(?={_OPEN}(?:[A-Z0-9]|:[\w-]+:`))")
+_ABBREVIATION_END = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|al|approx|incl|resp|no|nos|fig|figs|mr|mrs|ms|dr|prof|st|"
+    r"jr|sr|inc|ltd|co|corp|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|vol|ed|eds|p|pp|"
+    rf"sec|ch|[A-Za-z])\.){_CLOSE}$",
+    re.IGNORECASE,
+)
+_ENUMERATOR = re.compile(r"^(?:\.\.|\(?(?:\d{1,3}|[A-Za-z]|#|[ivxlcIVXLC]{1,5})[.)])$")
+
+
+def goes_on(sentence: str) -> bool:
+    """Does a sentence that seems to end here go on — does it end with an abbreviation, or
+    is it only an enumerator?"""
+    # only the tail can end in an abbreviation; looking at it alone keeps splitting linear
+    return bool(_ABBREVIATION_END.search(sentence[-20:]) or _ENUMERATOR.match(sentence.strip()))
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
+    """(start, end) offsets of the sentences of ``text[start:end]``, in order. A span ends
+    at its stop (the closers and whitespace after it belong to no sentence); the last one
+    runs to ``end``. Whitespace is not trimmed."""
+    end = len(text) if end is None else end
+    block = text[start:end]
+    pos = 0
+    for m in _END.finditer(block):
+        if goes_on(block[pos : m.start()]):
+            continue
+        yield start + pos, start + m.start()
+        pos = m.end()
+    yield start + pos, end
+
+
+def split_prose(text: str) -> list[str]:
+    """The sentences of a run of prose, whitespace collapsed, empty ones left out."""
+    flat = _WS.sub(" ", text).strip()
+    return [s for s in (flat[a:b].strip() for a, b in sentence_spans(flat)) if s]
+
+
+#: a report sentence ends at . ! ? (or its citations) before a capital, a quote or the end;
+#: and after "[n]." also before a figure or a dash ("… [13]. 3.6 will receive …")
+_CITED_SENTENCE = re.compile(
+    rf"\S.*?(?:[.!?](?:\s?{GROUP})*|{GROUP}(?:\s?{GROUP})*[.!?]?)"
+    r"(?=\s+[A-Z\"'(`*]|\s*$|(?<=\]\.)\s+[-\d])",
+    re.S,
+)
+_CITED_END = re.compile(rf"{GROUP}[.!?]$")  # "… [3]." ends a sentence, parentheses or not
+
+
+def split_cited_sentences(paragraph: str) -> list[str]:
+    """A report paragraph split into sentences, each keeping its own [n] citations.
+
+    No split after an abbreviation ("e.g. PyPI"), an initial ("J. Smith") or inside
+    parentheses still open — unless the sentence ends with its citation ("… [3]."), which
+    a paragraph of ours only does at a sentence's end."""
+    text = paragraph.strip()
+    parts: list[str] = []
+    pos = 0
+    for m in _CITED_SENTENCE.finditer(text):
+        parts.append(m.group(0).strip())
+        pos = m.end()
+    if text[pos:].strip():
+        parts.append(text[pos:].strip())
+    merged: list[str] = []
+    for part in (p for p in parts if p):
+        prev = merged[-1] if merged else ""
+        open_paren = prev.count("(") > prev.count(")") and not _CITED_END.search(prev)
+        if prev and (_ABBREVIATION_END.search(prev[-20:]) or open_paren):
+            merged[-1] = f"{prev} {part}"
+        else:
+            merged.append(part)
+    return merged
+
+
+#: words that, opening a sentence, refer back to an earlier one
+_BACK_WORDS = frozenset(
+    "it its this these those they their them he she his her such that there's thus "
+    "also however hence therefore moreover furthermore".split()
+)
+#: nouns that, after "the" / "this" at a sentence's start, stand for something named
+#: before ("The company was founded …", "The technology has not yet operated …")
+_BACK_NOUNS = frozenset(
+    "company firm business operator developer project plant facility site method approach "
+    "technique scheme system index proposal programme program initiative plan tool product "
+    "feature change rule order report study group team organisation organization agency "
+    "commission council authority technology".split()
+)
+
+
+def refers_back(sentence: str) -> bool:
+    """Does the sentence open with a word that refers back to an earlier sentence — a
+    pronoun ("It is …"), or "the"/"this" and a noun that stands for something named
+    before ("The company was founded …")? Quoted alone, such a sentence leaves its reader
+    asking what it is about."""
+    words = re.findall(r"[A-Za-z']+", sentence[:60])
+    if not words:
+        return False
+    first = words[0].casefold()
+    if first in _BACK_WORDS:
+        return True
+    return first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_LIST_OR_TABLE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")
+
+
+def cited_sentences(body: str) -> list[tuple[int, str, list[int]]]:
+    """(position, sentence, markers) for each sentence of ``body`` that cites something.
+
+    Paragraphs are split into sentences; list items and table rows are one unit each;
+    code blocks are not claims.
+    """
+    out: list[tuple[int, str, list[int]]] = []
+    fenced = False
+    units: list[str] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            units.extend(split_cited_sentences(" ".join(paragraph)))
+            paragraph.clear()
+
+    for line in body.split("\n"):
+        if _FENCE.match(line):
+            flush()
+            fenced = not fenced
+            continue
+        if fenced or line.startswith("    ") or line.lstrip().startswith("#"):
+            flush()
+            continue
+        if not line.strip():
+            flush()
+        elif _LIST_OR_TABLE.match(line):
+            flush()
+            units.extend(split_cited_sentences(line.strip()))
+        else:
+            paragraph.append(line.strip())
+    flush()
+    for position, unit in enumerate(units):
+        markers = cited_markers(unit)
+        if markers:
+            out.append((position, unit, markers))
+    return out

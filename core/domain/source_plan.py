@@ -1,0 +1,218 @@
+"""Which sources an update keeps: sources below relevance, superseded designs and
+sources over the report's budget go (:func:`plan_sources`, :func:`choose_sources`).
+
+Reports that only grow stop answering the question: after a few years they cite three
+times as many sources, most of them no longer what the question is about. An update
+therefore decides which sources the report keeps *before* any writer call — a new page
+that would not make the cut is never sent to a writer — and then edits section text
+(``core.domain.prune``). Every cut carries a plain reason, and a removal is proposed and
+reviewed like any other change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from core.domain.keyfacts import fact_changes, read_key_facts
+from core.domain.relevance import RELEVANCE_MIN, Relevance
+
+#: a source already cited keeps its place against a new page unless the new one scores
+#: this much better (no churn between near-equal pages)
+INCUMBENT_BONUS = 0.03
+FELL_BY = 0.1  # how much a rewritten page's relevance must drop for it to have "fallen"
+#: declared statuses of a design that is no longer the current one
+_RETIRED = re.compile(r"\b(withdrawn|superseded|replaced|obsolete|abandoned|retired)\b", re.I)
+#: fields that name what replaced a page
+_REPLACED_BY = re.compile(r"(superseded|replaced|obsoleted)-by")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much a report may hold: ``sources`` cited in all, ``words`` per section
+    (0 or less: no limit)."""
+
+    sources: int = 0
+    words: int = 0
+
+
+def budget_of(settings: Mapping[str, object]) -> Budget:
+    """A report's budget from its settings (``max_sources``, ``max_section_words``)."""
+
+    def number(key: str) -> int:
+        value = settings.get(key) or 0
+        return int(value) if isinstance(value, int | float | str) else 0
+
+    return Budget(number("max_sources"), number("max_section_words"))
+
+
+def superseded_by(content: str) -> str | None:
+    """What replaced the page, when it declares itself retired (withdrawn, superseded …)
+    *and* names its replacement (``Superseded-By: 8xx``); else None."""
+    facts = read_key_facts(content)
+    retired = any(f.kind == "status" and _RETIRED.search(f.value) for f in facts)
+    if not retired:
+        return None
+    for f in facts:
+        if _REPLACED_BY.search(f.key) and f.value.strip():
+            return f.value.strip()
+    return None
+
+
+def choose_sources(
+    scores: Mapping[int, float],
+    incumbents: Iterable[int],
+    budget: int,
+    floor: float,
+    protected: Iterable[int] = (),
+) -> tuple[list[int], dict[int, str]]:
+    """(markers kept, most relevant first; marker → why it goes) for the sources of
+    ``scores`` (marker → relevance). Below ``floor`` a source goes; over ``budget`` the
+    least relevant go, a source already cited counting INCUMBENT_BONUS more. A
+    ``protected`` source (one whose declared status just changed: the news) is kept
+    first, whatever its score."""
+    held, news = set(incumbents), set(protected)
+    cuts: dict[int, str] = {}
+    ranked = sorted(
+        scores,
+        key=lambda m: (
+            m not in news,
+            -(scores[m] + (INCUMBENT_BONUS if m in held else 0.0)),
+            m,
+        ),
+    )
+    kept: list[int] = []
+    for m in ranked:
+        if scores[m] < floor and m not in news:
+            cuts[m] = "no longer about the question (relevance below the report's bar)"
+        elif budget > 0 and len(kept) >= budget:
+            cuts[m] = f"less relevant than the {budget} sources the report's budget keeps"
+        else:
+            kept.append(m)
+    return kept, cuts
+
+
+@dataclass
+class SourcePlan:
+    """What an update keeps: ``cuts`` (marker → why its sentences go), ``superseded``
+    (marker → what replaced it: only its fact line stays), the new pages ``admitted``,
+    and ``scores`` (marker → relevance; empty when nothing needed scoring)."""
+
+    cuts: dict[int, str]
+    superseded: dict[int, str]
+    admitted: set[int]
+    scores: dict[int, float]  # relevance used to rank what stays
+    news: set[int] = field(default_factory=set)  # declared status just changed: never cut
+
+    def reasons(self, markers: Iterable[int], titles: Mapping[int, str]) -> list[str]:
+        """One plain line per source of ``markers`` that this plan cuts or trims."""
+        out = []
+        for m in dict.fromkeys(markers):
+            title = titles.get(m) or f"source [{m}]"
+            if m in self.cuts:
+                out.append(f"Removed {title} [{m}]: {self.cuts[m]}.")
+            elif m in self.superseded:
+                out.append(
+                    f"Trimmed {title} [{m}] to its status line: superseded by {self.superseded[m]}."
+                )
+        return out
+
+
+def plan_sources(
+    question: str,
+    cited: Mapping[int, tuple[str, str]],
+    changed: Mapping[int, tuple[str, str]],
+    new: Mapping[int, tuple[str, str]],
+    budget: Budget,
+    section_words: Iterable[int] = (),
+    collection: object = None,
+) -> SourcePlan:
+    """Decide which sources an update keeps. ``cited``: marker → (title, content now) of
+    the sources the report cites (gone ones left out); ``changed``: marker → (title,
+    content before) of those whose text changed; ``new``: marker → (title, content) of
+    the pages discovery found; ``collection``: the search provider they come from
+    (relevance is centred on it when it holds its whole collection).
+
+    A cited source goes when its page *fell* below relevance — it was rewritten about
+    something else: it scores below RELEVANCE_MIN now and FELL_BY less than before (a
+    small static model's low score alone is not enough to drop what the report cites) —
+    or when the budget keeps more relevant ones.
+
+    Nothing is scored — and nothing cut — when no source changed, nothing is new and the
+    report is within its budget: an unchanged report stays as it is, at no cost."""
+    changed = {m: page for m, page in changed.items() if m in cited}
+    if not _needs_plan(cited, changed, new, budget, section_words):
+        return SourcePlan({}, {}, set(), {})
+    pages = {**cited, **new}
+    relevance = Relevance(question, collection)
+    scores, ranks = _scores(relevance, pages)
+    superseded = {m: by for m in [*changed, *new] if (by := superseded_by(pages[m][1])) is not None}
+    fell = _fallen(relevance, changed, scores)
+    candidates = {m: s for m, s in ranks.items() if not (m in new and m in superseded)}
+    news = _news(cited, changed)
+    _kept, cuts = choose_sources(
+        {m: s for m, s in candidates.items() if m not in fell},
+        cited,
+        budget.sources,
+        0.0,
+        protected=news,
+    )
+    cuts.update({m: "rewritten about something else (no longer about the question)" for m in fell})
+    new_below = {m for m in new if scores[m] < RELEVANCE_MIN}
+    cuts.update({m: "not about the question" for m in new_below})
+    admitted = {m for m in new if m in candidates and m not in cuts}
+    return SourcePlan(
+        {m: why for m, why in cuts.items() if m in cited},
+        {m: by for m, by in superseded.items() if m in cited and m not in cuts},
+        admitted,
+        ranks,
+        news,
+    )
+
+
+def _needs_plan(
+    cited: Mapping[int, tuple[str, str]],
+    changed: Mapping[int, tuple[str, str]],
+    new: Mapping[int, tuple[str, str]],
+    budget: Budget,
+    section_words: Iterable[int],
+) -> bool:
+    """Is there anything to decide: a changed source, a new page, or a report over its
+    budget (of sources, or of words in some section)?"""
+    over = budget.sources > 0 and len(cited) > budget.sources
+    too_long = budget.words > 0 and any(n > budget.words for n in section_words)
+    return bool(changed or new or over or too_long)
+
+
+def _scores(
+    relevance: Relevance, pages: Mapping[int, tuple[str, str]]
+) -> tuple[dict[int, float], dict[int, float]]:
+    """(marker → semantic score: the bar, marker → hybrid score: what to keep, by words
+    and meaning) of ``pages``."""
+    keyed = {str(m): pages[m] for m in pages}
+    semantic = relevance.page_scores(keyed)
+    hybrid = relevance.hybrid_scores(keyed, semantic)
+    scores = {m: semantic[str(m)] for m in pages}  # the bar: the semantic scale
+    ranks = {m: hybrid[str(m)] for m in pages}  # what to keep: words and meaning
+    return scores, ranks
+
+
+def _fallen(
+    relevance: Relevance, changed: Mapping[int, tuple[str, str]], scores: Mapping[int, float]
+) -> set[int]:
+    """The changed sources rewritten about something else: below RELEVANCE_MIN now, and
+    FELL_BY less than their text before scored."""
+    before = relevance.page_scores({str(m): changed[m] for m in changed})
+    return {
+        m for m in changed if scores[m] < RELEVANCE_MIN and before[str(m)] - scores[m] >= FELL_BY
+    }
+
+
+def _news(cited: Mapping[int, tuple[str, str]], changed: Mapping[int, tuple[str, str]]) -> set[int]:
+    """The changed sources whose declared key facts changed (the news: never cut)."""
+    return {
+        m
+        for m in changed
+        if fact_changes(read_key_facts(changed[m][1]), read_key_facts(cited[m][1]))
+    }

@@ -1,0 +1,127 @@
+"""Text helpers for writers: quotable sentences from raw sources, terms, inline markup."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+
+from core.domain.citations import strip_citations
+from core.domain.links import strip_md_links
+from core.domain.page_units import split_sentences
+
+_ROLE = re.compile(r":(pep|rfc):`(\d+)`", re.I)
+#: a figure as written: "3.10", "1,400", "2026"
+FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+_ANY_ROLE = re.compile(r":[\w-]+(?::[\w-]+)?:`([^`]*)`")
+_RST_LINK = re.compile(r"`([^`<]+?)\s*<[^>`]*>`_{1,2}")
+_RST_REF = re.compile(r"`([^`]+)`_{1,2}")
+_FOOTNOTE = re.compile(r"\s*\[(?:#[\w-]*|\d+|\*)\]_")
+_LITERAL = re.compile(r"``([^`]+)``")
+_URL = re.compile(r"https?://\S+")
+_WORD = re.compile(r"[^\W_]+")
+_FIELD = re.compile(r"^[A-Z][A-Za-z-]*:\s")
+STOP = frozenset(
+    """a an and are as at be been but by can could do does for from had has have how if in into
+    is it its may might more most much must no not of on or our should so such than that the
+    their them then there these they this those to too under up upon was we were what when
+    where which while who whom why will with would you your also any each other some only
+    one two new use used using via per about after before between both during over same very
+    still now""".split()
+)
+
+
+def strip_links(text: str) -> str:
+    """Markdown and rst links reduced to their text."""
+    return _RST_LINK.sub(r"\1", strip_md_links(text))
+
+
+def clean_inline(text: str) -> str:
+    """Source markup reduced to readable text: rst roles, links, literals, footnotes."""
+    text = _ROLE.sub(lambda m: f"{m.group(1).upper()} {int(m.group(2))}", text)
+    text = _RST_LINK.sub(r"\1", text)
+    text = _ANY_ROLE.sub(r"`\1`", text)
+    text = _LITERAL.sub(r"`\1`", text)
+    text = _FOOTNOTE.sub("", text)
+    text = _RST_REF.sub(r"\1", text)
+    text = strip_md_links(text)
+    return strip_citations(text)
+
+
+def quotable_sentences(content: str) -> list[str]:
+    """Prose sentences worth quoting, in document order, markup cleaned."""
+    return list(_quotable(content))
+
+
+@lru_cache(maxsize=2048)
+def _quotable(content: str) -> tuple[str, ...]:
+    # a pure function of the text: the same source is quoted by many sections and runs
+    out: list[str] = []
+    seen: set[str] = set()
+    for raw in split_sentences(content):
+        s = clean_inline(raw)
+        if not 40 <= len(s) <= 360 or s in seen:
+            continue
+        if s[-1] not in ".!?" or _FIELD.match(s) or _URL.search(s):
+            continue
+        if s.startswith(("..", "::", ">>>", "|", "-", "*", "#", "+", "=")):
+            continue
+        letters = sum(c.isalpha() or c.isspace() for c in s)
+        if letters / len(s) < 0.8 or not s[0].isupper():
+            continue
+        seen.add(s)
+        out.append(s)
+    return tuple(out)
+
+
+def stem(word: str) -> str:
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Content-word stems, lower case, stopwords and numbers dropped."""
+    return list(_terms(text))
+
+
+@lru_cache(maxsize=200_000)
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(
+        stem(w)
+        for w in _WORD.findall(text.casefold())
+        if len(w) > 2 and w not in STOP and not w.isdigit()
+    )
+
+
+def idf_table(docs: Iterable[Iterable[str]]) -> dict[str, float]:
+    counts: Counter[str] = Counter()
+    n = 0
+    for doc in docs:
+        n += 1
+        counts.update(set(doc))
+    return {t: math.log(1 + n / c) for t, c in counts.items()}
+
+
+def cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if not a or not b:
+        return 0.0
+    if len(a) > len(b):
+        a, b = b, a
+    dot = sum(v * b.get(k, 0.0) for k, v in a.items())
+    na = math.sqrt(sum(v * v for v in a.values()))
+    nb = math.sqrt(sum(v * v for v in b.values()))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def tfidf(tokens: Iterable[str], idf: dict[str, float], default: float = 1.0) -> dict[str, float]:
+    counts = Counter(tokens)
+    return {t: (1 + math.log(c)) * idf.get(t, default) for t, c in counts.items()}
+
+
+def figures(text: str) -> list[str]:
+    """The figures ``text`` writes, in order ("3.8", "1,400")."""
+    return FIGURE.findall(text)

@@ -1,0 +1,256 @@
+"""Discovery: what is new for a report in the window since its last version — searched
+for (the question, then its facets or its busiest sections), fetched through the shared
+pool, kept when it is about the question, and placed in the section it fits."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from core.dates import utcnow
+from core.domain.facets import facets_of
+from core.domain.relevance import Relevance, floor_for, fuse
+from core.domain.text import cosine, idf_table, terms, tfidf
+from core.engine.checks import SharedChecks
+from core.engine.costs import CostMeter
+from core.engine.evidence import Found, Progress
+from core.engine.fetching import looks
+from core.sources.base import Fetcher, SearchProvider, SearchResult
+from core.states import ChangeKind
+from core.store.models import PoolEntry, Report, Snapshot, Source
+from core.store.pool import get_or_create_source, pool_entry
+from core.store.snapshot_store import run_snapshots, store_snapshot
+from core.writers.base import Evidence
+
+
+def discover(
+    session: Session,
+    report: Report,
+    *,
+    question: str,
+    sections: Sequence[tuple[str, str, str]],  # (key, heading, body)
+    hot_sections: set[str],
+    window: tuple[datetime, datetime],
+    cited_sources: set[int] = frozenset(),  # type: ignore[assignment]
+    search: SearchProvider,
+    fetcher: Fetcher,
+    meter: CostMeter,
+    run_id: int | None,
+    per_query: int = 5,
+    concurrency: int = 8,
+    progress: Progress | None = None,
+    temporal: bool = True,
+    force: bool = False,
+) -> list[Found]:
+    """Search only the window (start, end] for pages new to the pool, and place them.
+    A found page the shared pool holds a fresh look at is not fetched again (``refresh``).
+
+    One search for the whole question (the probe). When the question names its facets
+    (``core.domain.facets``) and the probe shows window activity, one search per facet: each
+    part of the question is looked for on its own, as a first report does. Otherwise one
+    per section, but only for sections where something may be new: those the probe found
+    window activity for — at least HOT_MIN new pages placed there — and at most a third
+    of the sections, busiest first (plus any in ``hot_sections``).
+    """
+    start, end = window
+    if start >= end:
+        return []
+    known = set(
+        session.exec(
+            select(Source.url).join(PoolEntry).where(PoolEntry.report_id == report.id)
+        ).all()
+    )
+    earlier = _fetched_before(session, run_id, end, cited_sources)
+
+    def run_search(query: str, k: int) -> list[SearchResult]:
+        meter.add("discover", search.name, searches=1)
+        found = search.search(query, max_results=k, start_date=start, end_date=end)
+        return [h for h in found if h.url not in known]
+
+    if progress:
+        progress("searching for new evidence")
+    hits = _window_hits(run_search, question, sections, hot_sections, per_query)
+    if not hits and not earlier:
+        return []
+    checks = SharedChecks(
+        session, fetcher, temporal=temporal, report_id=int(report.id), run_id=run_id, force=force
+    )
+    with meter.stage("fetch"):
+        fetched = _fetch_new(session, checks, fetcher, list(hits), end, meter, concurrency, run_id)
+    stored = _relevant(session, report, question, [*earlier, *fetched], cited_sources, search)
+    found = _pooled(session, report, stored, sections)
+    if progress:
+        progress(f"found {len(found)} new pages")
+    return found
+
+
+def _fetched_before(
+    session: Session, run_id: int | None, end: datetime, cited_sources: set[int]
+) -> list[tuple[str, Snapshot]]:
+    """The new pages a resumed run already fetched (no second fetch), oldest first."""
+    earlier: list[tuple[str, Snapshot]] = []
+    for snap in run_snapshots(session, run_id).values():
+        if snap.change_kind == "new" and snap.as_of == end and snap.source_id not in cited_sources:
+            source = session.get(Source, snap.source_id)
+            earlier.append((source.url, snap))
+    earlier.sort(key=lambda pair: pair[1].id)
+    return earlier
+
+
+def _window_hits(
+    run_search: Callable[[str, int], list[SearchResult]],
+    question: str,
+    sections: Sequence[tuple[str, str, str]],
+    hot_sections: set[str],
+    per_query: int,
+) -> dict[str, SearchResult]:
+    """url → hit, in search order: the probe's, then each facet's (when the probe found
+    window activity) or each hot section's (a question with no facets)."""
+    hits: dict[str, SearchResult] = {}
+    for h in run_search(question, per_query * 4):
+        hits.setdefault(h.url, h)
+    facets = facets_of(question)
+    if facets and hits:  # window activity: each part of the question on its own
+        queries = [facet.query for facet in facets]
+    elif not facets:
+        placed = place_pages([(h.url, h.title, h.snippet) for h in hits.values()], sections)
+        activity = Counter(key for key in placed.values() if key)
+        busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
+        limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
+        hot = set(hot_sections) | set(busiest[:limit])
+        queries = [
+            f"{heading} {question}" for key, heading, _ in sections if key in hot and heading
+        ]
+    else:
+        queries = []
+    for query in queries:
+        for h in run_search(query, per_query):
+            hits.setdefault(h.url, h)
+    return hits
+
+
+def _fetch_new(
+    session: Session,
+    checks: SharedChecks,
+    fetcher: Fetcher,
+    urls: list[str],
+    end: datetime,
+    meter: CostMeter,
+    concurrency: int,
+    run_id: int | None,
+) -> list[tuple[str, Snapshot]]:
+    """Each new page as of ``end`` (through the shared pool), stored, in ``urls``' order.
+    Pages arrive in the order their fetches finish; relevance fuses the search's own
+    order with the semantic score, so they are put back in search order."""
+    pooled = {s.url: s for s in session.exec(select(Source).where(col(Source.url).in_(urls)))}
+    sources = {url: pooled.get(url) for url in urls}
+    fetched: list[tuple[str, Snapshot]] = []
+    for url, outcome in looks(
+        checks, fetcher, sources, end, meter, concurrency=concurrency, stage="fetch"
+    ):
+        source, page = sources[url], outcome.page
+        if page is None:
+            if source is not None:
+                checks.record(source, end, outcome, None)
+            continue
+        source = source or get_or_create_source(session, url, page.title)
+        # a page another report's run read (or a 304 confirmed) is the stored text
+        snap = outcome.snapshot or store_snapshot(session, source, page, as_of=end, run_id=run_id)
+        checks.record(source, end, outcome, snap)
+        fetched.append((url, snap))
+    rank = {url: n for n, url in enumerate(urls)}
+    fetched.sort(key=lambda pair: rank[pair[0]])
+    return fetched
+
+
+def _pooled(
+    session: Session,
+    report: Report,
+    stored: list[tuple[str, Snapshot]],
+    sections: Sequence[tuple[str, str, str]],
+) -> list[Found]:
+    """The report's pool entries (reference numbers) for the pages it may use, most
+    relevant first, each placed in the section it fits."""
+    found: list[Found] = []
+    placement = place_pages(
+        [(u, snap.title, (snap.content or "")[:4000]) for u, snap in stored], sections, scored=True
+    )
+    for rank, (url, snap) in enumerate(stored):
+        source = session.get(Source, snap.source_id)
+        entry = pool_entry(session, report, source)
+        entry.latest_snapshot_id = snap.id
+        entry.last_checked = utcnow()
+        entry.status = ChangeKind.NEW
+        session.add(entry)
+        key, score = placement.get(url, (None, 0.0))
+        ev = Evidence(entry.marker, source.url, snap.title, snap.content or "", rank=rank)
+        found.append(Found(ev, snap, key, score))
+    session.flush()
+    return found
+
+
+def _relevant(
+    session: Session,
+    report: Report,
+    question: str,
+    stored: list[tuple[str, Snapshot]],
+    cited_sources: set[int],
+    collection: object = None,
+) -> list[tuple[str, Snapshot]]:
+    """The new pages about the question, most relevant first (search order fused with
+    the semantic score): those scoring at least as well as the lower part of the pages
+    the report already cites. The others stay stored as candidates, out of the report."""
+    if not stored:
+        return []
+    relevance = Relevance(question, collection)
+    cited = {
+        str(snap.id): (snap.title or "", snap.content or "")
+        for snap in session.exec(
+            select(Snapshot)
+            .join(PoolEntry, col(PoolEntry.latest_snapshot_id) == Snapshot.id)
+            .where(
+                PoolEntry.report_id == report.id,
+                col(PoolEntry.source_id).in_(cited_sources or {-1}),
+                col(Snapshot.content).is_not(None),
+            )
+        )
+    }
+    floor = floor_for(list(relevance.page_scores(cited).values()))
+    pages = {url: (snap.title or "", snap.content or "") for url, snap in stored}
+    scores = relevance.page_scores(pages)
+    by_url = dict(stored)
+    return [(u, by_url[u]) for u in fuse(list(by_url), scores) if scores[u] >= floor]
+
+
+PLACE_MIN = 0.06
+HOT_MIN = 2  # new pages the question-level probe must place in a section to search it
+HOT_SHARE = 1 / 3  # at most this share of sections gets a follow-up search, busiest first
+
+
+def place_pages(
+    docs: Sequence[tuple[str, str, str]],
+    sections: Sequence[tuple[str, str, str]],
+    *,
+    scored: bool = False,
+) -> dict[str, Any]:
+    """Best-fitting section per document by TF-IDF cosine (None below PLACE_MIN)."""
+    targets = [(k, terms(h) * 3 + terms(b)) for k, h, b in sections if h]
+    bags = [(u, terms(f"{t} " * 3 + c)) for u, t, c in docs]
+    idf = idf_table([b for _, b in targets] + [b for _, b in bags])
+    tvecs = [(k, tfidf(b, idf)) for k, b in targets]
+    out: dict[str, Any] = {}
+    for url, bag in bags:
+        vec = tfidf(bag, idf)
+        best_key, best = None, 0.0
+        for key, tv in tvecs:
+            score = cosine(vec, tv)
+            if score > best:
+                best_key, best = key, score
+        key = best_key if best >= PLACE_MIN else None
+        out[url] = (key, best) if scored else key
+    return out

@@ -1,0 +1,245 @@
+"""The top of a report: a short answer to the question and a table of key facts.
+
+Both are built by the engine from what the report already says and cites — no writer
+call, so they cost nothing and cannot say more than the sections and their sources:
+
+- **Overview**: one sentence counting the tracked items by their current status (from
+  the table), then, for each of the first sections, the cited sentence of that section
+  that best answers the question (quoted as the section has it, with its citation).
+- **Key facts**: one row per cited source that declares a status (or stage) near its
+  top — the item, its current value, and since when, if the page states that date —
+  each row cited. Updates rebuild it from the newest snapshots, so it is the first
+  thing an update revises when a declared status changes.
+
+A report's sections are stored under fixed keys (:data:`OVERVIEW_KEY`,
+:data:`KEY_FACTS_KEY`); the writer's own sections never use them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from core.domain.citations import strip_citations
+from core.domain.key_fact import KeyFact
+from core.domain.keyfacts import read_key_facts
+from core.domain.passage_changes import STATUS_STEMS
+from core.domain.report_state import SectionDoc
+from core.domain.sentences import cited_sentences, refers_back
+from core.domain.text import clean_inline, stem
+
+Scorer = Callable[[Sequence[str]], list[float]]
+OVERVIEW_KEY = "overview"
+KEY_FACTS_KEY = "key-facts"
+OVERVIEW_HEADING = "Overview"
+KEY_FACTS_HEADING = "Key facts"
+DERIVED_KEYS = (OVERVIEW_KEY, KEY_FACTS_KEY)
+DERIVED_HEADINGS = (OVERVIEW_HEADING, KEY_FACTS_HEADING)  # slugs: the keys above
+MAX_ROWS = 24
+ANSWER_SECTIONS = 4  # the overview quotes at most this many sections
+LEAD_BONUS = 0.05  # a paragraph's opening sentence is preferred by this much relevance
+#: date fields that say since when a status holds (the decision, not the creation)
+_SINCE_KEY = re.compile(
+    r"resolution|status-date|decided|decision|accepted|approved|adopted|effective|final|since"
+)
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+@dataclass(frozen=True)
+class FactRow:
+    marker: int
+    item: str
+    status: str
+    since: str
+
+
+def _status(facts: Sequence[KeyFact]) -> KeyFact | None:
+    for kind in ("status", "stage"):
+        for f in facts:
+            if f.kind == kind and f.value:
+                return f
+    return None
+
+
+def _status_value(fact: KeyFact) -> str:
+    """The declared value as the page shows it: its bold part when the line has one
+    ("**Implemented (Swift 5.5)** ([Acceptance post](…))" → "Implemented (Swift 5.5)")."""
+    bold = _BOLD.search(fact.raw)
+    value = clean_inline(bold.group(1)) if bold else fact.value
+    return value.replace("|", "/").strip()
+
+
+_DATE = re.compile(
+    r"\b\d{1,2}[- ](?:[A-Z][a-z]{2,8})[- ]\d{4}\b|\b\d{4}-\d{2}-\d{2}\b"
+    r"|\b(?:[A-Z][a-z]{2,8}) \d{1,2}, \d{4}\b"
+)
+
+
+def _since(facts: Sequence[KeyFact]) -> str:
+    """The date the page gives for its decision ("Resolution: 24-Oct-2023"), if any."""
+    for f in facts:
+        if _SINCE_KEY.search(f.key) and (m := _DATE.search(f.value)):
+            return m.group(0)
+    return ""
+
+
+def _item(title: str, limit: int = 80) -> str:
+    text = clean_inline(title).replace("|", "/").strip(" .") or "Untitled"
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def fact_rows(order: Sequence[int], pages: Mapping[int, tuple[str, str]]) -> list[FactRow]:
+    """A row for each marker of ``order`` (as the report first cites them) whose page
+    (``pages``: marker → (title, content)) declares a status."""
+    rows: list[FactRow] = []
+    for marker in dict.fromkeys(order):
+        if marker not in pages:
+            continue
+        title, content = pages[marker]
+        facts = read_key_facts(content)
+        status = _status(facts)
+        if status is None:
+            continue
+        rows.append(FactRow(marker, _item(title), _status_value(status), _since(facts)))
+    return rows[:MAX_ROWS]
+
+
+def key_facts_body(rows: Sequence[FactRow]) -> str:
+    """The key facts as a Markdown table, each row cited."""
+    if not rows:
+        return ""
+    since = any(r.since for r in rows)
+    head = (
+        "| Item | Status | Since |\n| --- | --- | --- |"
+        if since
+        else ("| Item | Status |\n| --- | --- |")
+    )
+    lines = [head]
+    for r in rows:
+        cells = [r.item, f"{r.status} [{r.marker}]"] + ([r.since or "—"] if since else [])
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _status_word(status: str) -> str:
+    """A status without its details: "In construction since 14 September 2026" and
+    "Funded; construction due …" count as "In construction" and "Funded"."""
+    head = re.split(r"\s*(?:[(;,]| since | on | from | until | in \d)", status, maxsplit=1)[0]
+    return head.strip() or status
+
+
+def status_count(rows: Sequence[FactRow]) -> str:
+    """ "Of the 9 items tracked below, 4 are Final, 3 Draft and 2 Withdrawn." ('' if none)"""
+    if not rows:
+        return ""
+    if len(rows) == 1:
+        return f"The one item tracked below is {rows[0].status}."
+    counts = Counter(_status_word(r.status) for r in rows).most_common()
+    (first, n), rest = counts[0], counts[1:]
+    parts = [f"{n} {'is' if n == 1 else 'are'} {first}"] + [f"{k} {v}" for v, k in rest]
+    listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return f"Of the {len(rows)} items tracked below, {listed}."
+
+
+def _candidates(section: SectionDoc, current: Mapping[int, str]) -> list[str]:
+    """The section's cited prose sentences that can stand alone at the top of a report:
+    no table rows, list items or field lines; none that refers back to a sentence before
+    it ("The technology has not yet …"); none that names a status its source no longer
+    declares ("… published draft rules" of a page now Final: true of its day, not the
+    answer now). ``current``: marker → the status its source declares now."""
+    out = []
+    for _pos, sentence, markers in cited_sentences(section.body):
+        text = sentence.strip()
+        if text in out:
+            continue
+        if text.startswith(("|", "- ", "* ", "+ ")) or " — " in text.split("[", 1)[0]:
+            continue
+        if len(strip_citations(text)) < 40 or refers_back(text):
+            continue
+        if _names_an_older_status(text, [current[m] for m in markers if m in current]):
+            continue
+        out.append(text)
+    return out
+
+
+#: statuses of something not decided yet: a sentence naming one describes an earlier
+#: state once its source declares a later one ("published draft rules" of a page now Final)
+_EARLY = frozenset(
+    stem(w)
+    for w in "draft proposed provisional pending planned review awaiting development".split()
+)
+
+
+def _status_stems(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[A-Za-z]+", text.casefold())} & STATUS_STEMS
+
+
+def _names_an_older_status(sentence: str, statuses: Sequence[str]) -> bool:
+    early = _status_stems(strip_citations(sentence)) & _EARLY
+    return bool(early) and any(early - _status_stems(status) for status in statuses)
+
+
+def _paragraph_leads(body: str) -> set[str]:
+    """The sentences that open a paragraph of ``body``: where a writer states what the
+    paragraph is about (the lead an extractive summary does well to prefer)."""
+    leads = set()
+    for paragraph in re.split(r"\n\s*\n", body):
+        found = cited_sentences(paragraph)
+        if found:
+            leads.add(found[0][1].strip())
+    return leads
+
+
+def answer_sentences(
+    sections: Sequence[SectionDoc],
+    scorer: Callable[[str], Scorer] | None = None,
+    current: Mapping[int, str] | None = None,
+) -> list[str]:
+    """For each of the first ANSWER_SECTIONS sections, its sentence that best answers the
+    question about that section (``scorer(heading)``: texts → relevance scores; without
+    it, the section's first sentence). ``current``: marker → the status its source
+    declares now (the key facts)."""
+    picks: list[str] = []
+    for section in [s for s in sections if s.level >= 1][:ANSWER_SECTIONS]:
+        options = [s for s in _candidates(section, current or {}) if s not in picks]
+        if not options:
+            continue
+        if scorer is None:
+            picks.append(options[0])
+            continue
+        values = scorer(section.heading)([strip_citations(s) for s in options])
+        leads = _paragraph_leads(section.body)
+        worth = [
+            v + (LEAD_BONUS if s in leads else 0.0) for s, v in zip(options, values, strict=True)
+        ]
+        picks.append(options[max(range(len(options)), key=lambda i: (worth[i], -i))])
+    return picks
+
+
+def overview_body(rows: Sequence[FactRow], sentences: Sequence[str]) -> str:
+    parts = [p for p in [status_count(rows), *sentences] if p]
+    return " ".join(parts)
+
+
+def derived_sections(
+    sections: Sequence[SectionDoc],
+    pages: Mapping[int, tuple[str, str]],
+    scorer: Callable[[str], Scorer] | None = None,
+) -> list[SectionDoc]:
+    """The overview and key-facts sections for a report whose own sections are
+    ``sections`` (derived ones among them are ignored) and whose cited pages are
+    ``pages`` (marker → (title, content), as of the version)."""
+    own = [s for s in sections if s.key not in DERIVED_KEYS]
+    order = [m for s in own for m in s.markers]
+    rows = fact_rows(order, pages)
+    out = []
+    current = {row.marker: row.status for row in rows}
+    body = overview_body(rows, answer_sentences(own, scorer, current))
+    if body:
+        out.append(SectionDoc(OVERVIEW_KEY, OVERVIEW_HEADING, 2, body))
+    table = key_facts_body(rows)
+    if table:
+        out.append(SectionDoc(KEY_FACTS_KEY, KEY_FACTS_HEADING, 2, table))
+    return out

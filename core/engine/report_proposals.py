@@ -1,0 +1,216 @@
+"""Proposals about the report as a whole rather than one existing section: new sections
+for new pages no section takes, each fact stated once across sections, and the overview
+and key facts rebuilt from the proposed sections and the newest snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.domain.prune import merge_repeats
+from core.domain.relevance import Relevance
+from core.domain.report_state import SectionDoc, make_section_keys
+from core.engine.costs import CostMeter
+from core.engine.discovery import place_pages
+from core.engine.draft_check import check_draft
+from core.engine.evidence import Checked, Found
+from core.engine.overview import DERIVED_KEYS, derived_sections
+from core.engine.rationales import corrections, draft_flags, sources_fit
+from core.engine.run_work import call_writer
+from core.engine.section_evidence import found_row
+from core.states import Action, ChangeKind, Decision
+from core.store.models import Report, SectionProposal, UpdateRun
+from core.writers.base import BudgetExceeded, Writer, WriterFailed
+
+
+def propose_added(
+    report: Report,
+    run: UpdateRun,
+    meter: CostMeter,
+    writer: Writer,
+    orphans: list[Found],
+    sections: list[Any],
+) -> list[SectionProposal]:
+    """New sections for new pages that fit no existing one: an outline from the writer,
+    then one section per heading; a section the writer fails on is left out (its pages
+    stay in the pool for a later update)."""
+    bundle = [f.evidence for f in orphans]
+    outline = call_writer(
+        meter,
+        "outline",
+        writer.name,
+        lambda: writer.propose_outline(report.query, bundle, max(1, len(orphans) // 3)),
+    )
+    existing = [s.heading for s in sections]
+    keys = make_section_keys(existing + [item.heading for item in outline])[len(existing) :]
+    out = []
+    for n, (key, item) in enumerate(zip(keys, outline, strict=True)):
+        mine = [e for e in bundle if e.marker in item.markers]
+        try:
+            draft = call_writer(
+                meter,
+                "write",
+                writer.name,
+                lambda item=item, mine=mine: writer.write_section(report.query, item.heading, mine),
+            )
+        except (WriterFailed, BudgetExceeded):
+            continue  # the new pages stay in the pool; a later update can place them
+        checked = check_draft(
+            draft.body, "", {e.marker: e.content for e in mine}, list(draft.quotes)
+        )
+        if not checked.body.strip():
+            continue
+        out.append(
+            SectionProposal(
+                run_id=run.id,
+                key=key,
+                heading=item.heading,
+                level=item.level,
+                order=len(sections) + n,
+                action=Action.ADD,
+                old_text=None,
+                new_text=checked.body,
+                flags=draft_flags(checked),
+                evidence=[found_row(f) for f in orphans if f.evidence.marker in item.markers],
+                quotes=list(draft.quotes),
+                rationale=" ".join(
+                    [f"{sources_fit(len(mine))} no existing section.", *corrections(checked)]
+                ),
+            )
+        )
+    return out
+
+
+def merge_repeated_facts(proposals: list[SectionProposal]) -> None:
+    """One fact, one sentence: a sentence that repeats an earlier one (in any section) is
+    removed and its citation joins the earlier one's."""
+    live = [p for p in proposals if p.action != Action.REMOVE and p.new_text and p.level >= 1]
+    merged, n = merge_repeats({p.key: p.new_text or "" for p in live})
+    if not n:
+        return
+    for p in live:
+        text = merged[p.key]
+        if text == p.new_text:
+            continue
+        note = (
+            "A sentence repeated a fact stated elsewhere; it was removed and its citation "
+            "joined the first."
+        )
+        p.new_text = text
+        p.rationale = f"{p.rationale} {note}".strip()
+        if not text.strip():
+            p.action = Action.REMOVE
+        elif p.action == Action.KEEP:
+            p.action = Action.REVISE
+        p.decision = Decision.PENDING
+
+
+def propose_derived(
+    question: str,
+    run: UpdateRun,
+    existing: list[Any],
+    proposals: list[SectionProposal],
+    by_marker: dict[int, Checked],
+    found: list[Found],
+    checks: dict[str, list[dict[str, Any]]],
+    order: dict[str, int],
+    collection: object = None,
+) -> list[SectionProposal]:
+    """The overview and key-facts sections rebuilt from the proposed sections and the
+    newest snapshots: kept when they come out the same, revised, added or removed.
+    ``collection``: where the pages come from (relevance is centred on it)."""
+    quiet = all(p.action == Action.KEEP for p in proposals) and not found
+    have = {s.key: s for s in existing}
+    if quiet:  # nothing moved: nothing to rebuild (nor to add, on an imported report)
+        return [
+            _derived_proposal(run, s.key, s.heading, order[s.key], s.body, s.body, checks)
+            for s in existing
+        ]
+    docs = [
+        SectionDoc(p.key, p.heading, p.level, p.new_text or "")
+        for p in sorted(proposals, key=lambda p: p.order)
+        if p.action != Action.REMOVE and p.key not in DERIVED_KEYS
+    ]
+    pages = {
+        m: (c.current.title or "", c.current.content)
+        for m, c in by_marker.items()
+        if c.kind != ChangeKind.GONE and c.current is not None and c.current.content
+    }
+    pages.update({f.evidence.marker: (f.evidence.title, f.evidence.content) for f in found})
+    built = {
+        d.key: d
+        for d in derived_sections(
+            docs, pages, lambda h: Relevance(f"{h}: {question}", collection).scores
+        )
+    }
+    out = []
+    for key in DERIVED_KEYS:
+        old, new = have.get(key), built.get(key)
+        if old is None and new is None:
+            continue
+        heading = (new or old).heading
+        out.append(
+            _derived_proposal(
+                run,
+                key,
+                heading,
+                order.get(key, 0),
+                old.body if old else None,
+                new.body if new else None,
+                checks,
+            )
+        )
+    return out
+
+
+def _derived_proposal(
+    run: UpdateRun,
+    key: str,
+    heading: str,
+    order: int,
+    old: str | None,
+    new: str | None,
+    checks: dict[str, list[dict[str, Any]]],
+) -> SectionProposal:
+    if old is None:
+        action, why = (
+            "add",
+            "New: built from the report's sections and its sources' declared facts.",
+        )
+    elif new is None:
+        action, why = "remove", "No cited source declares a status any more."
+    elif new == old:
+        action, why = (
+            "keep",
+            "Unchanged: the sections and declared facts it is built from did not change.",
+        )
+    else:
+        action, why = "revise", "Rebuilt from the revised sections and the newest declared facts."
+    return SectionProposal(
+        run_id=run.id,
+        key=key,
+        heading=heading,
+        level=2,
+        order=order,
+        action=action,
+        old_text=old,
+        new_text=new if new is not None else "",
+        decision=Decision.APPROVED if action == Action.KEEP else Decision.PENDING,
+        rationale=why,
+        claims=checks.get(key, []),
+    )
+
+
+def orphan_target(orphan: Found, sections: list[Any]) -> str | None:
+    """The section a single unplaced page fits best, if it fits any at all."""
+    ev = orphan.evidence
+    placed = place_pages(
+        [(ev.url, ev.title, ev.content[:4000])],
+        [(s.key, s.heading, s.body) for s in sections],
+        scored=True,
+    )
+    key, score = placed[ev.url]
+    if key is None and score <= 0:
+        return None
+    if key is not None:
+        return key
+    return next((s.key for s in sections if s.heading), None)

@@ -1,0 +1,293 @@
+"""The update engine: one update run as named stages — ``refresh``, ``discover``,
+``prune``, ``propose`` — then review, then ``commit``.
+
+Every stage has one signature: it takes the run's state (``Update``), reads what the
+stages before it found and adds its own. The engine runs them in order and meters each
+(``CostMeter.stage``: a stage's own time, the writer calls and fetches inside it counted
+under their own names), so no stage times itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session
+
+from core.dates import as_utc, day
+from core.domain.prune import words
+from core.domain.report_settings import settings_of
+from core.domain.source_plan import SourcePlan, budget_of, plan_sources
+from core.engine.claims import claims_of
+from core.engine.costs import CostMeter
+from core.engine.discovery import discover
+from core.engine.evidence import Checked, Found, pool_summary, refresh
+from core.engine.overview import DERIVED_KEYS
+from core.engine.report_proposals import (
+    merge_repeated_facts,
+    orphan_target,
+    propose_added,
+    propose_derived,
+)
+from core.engine.review import commit_run, proposals_of
+from core.engine.run_context import RunContext
+from core.engine.section_evidence import check_claims
+from core.engine.section_proposals import Drafting, propose_section
+from core.errors import EvergreenError
+from core.sources.registry import Providers
+from core.states import TEXT_CHANGES, Action, ChangeKind, RunStatus
+from core.store.models import Report, ReportVersion, SectionProposal, Snapshot, UpdateRun
+from core.store.repository import citations_of, get_version, sections_of
+from core.writers.base import BudgetExceeded, Writer, WriterFailed
+
+
+@dataclass
+class Update(RunContext):
+    """One update run's state: what it starts from, and what each stage found."""
+
+    cfg: dict[str, Any]  # the report's settings, every one with its value
+    base: ReportVersion  # the version being updated
+    sections: list[Any]
+    cited: dict[int, Snapshot]  # marker → the snapshot the version cites
+    checked: list[Checked] = field(default_factory=list)  # refresh
+    found: list[Found] = field(default_factory=list)  # discover, then prune
+    flags: list[str] = field(default_factory=list)  # run-level problems
+    plan: SourcePlan | None = None  # prune
+    assigned: dict[str, list[Found]] = field(default_factory=dict)  # section key → new pages
+    orphans: list[Found] = field(default_factory=list)  # new pages no section takes
+    proposals: list[SectionProposal] = field(default_factory=list)  # propose
+
+    @classmethod
+    def start(
+        cls,
+        session: Session,
+        report: Report,
+        run: UpdateRun,
+        meter: CostMeter,
+        providers: Providers,
+        writer: Writer,
+    ) -> Update:
+        base = get_version(session, report)
+        return cls(
+            session=session,
+            report=report,
+            run=run,
+            meter=meter,
+            providers=providers,
+            writer=writer,
+            cfg=settings_of(report.settings).model_dump(),
+            base=base,
+            sections=sections_of(session, base.id),
+            cited=citations_of(session, base.id),
+        )
+
+    @property
+    def force(self) -> bool:
+        """Read every cited page whole, whatever the shared pool holds."""
+        return bool((self.run.summary or {}).get("force_recheck"))
+
+    @property
+    def by_marker(self) -> dict[int, Checked]:
+        return {c.marker: c for c in self.checked}
+
+    @property
+    def own(self) -> list[Any]:
+        """The sections the writer keeps (the overview and key facts are derived)."""
+        return [s for s in self.sections if s.key not in DERIVED_KEYS]
+
+
+Stage = Callable[[Update], None]
+
+
+def refresh_stage(u: Update) -> None:
+    """Every cited source fetched again as of the run's date, and how it changed."""
+    u.checked = refresh(
+        u.session,
+        u.report,
+        dict(u.cited),
+        base_as_of=u.base.as_of,
+        as_of=u.run.as_of,
+        fetcher=u.providers.fetcher,
+        temporal=u.providers.temporal,
+        meter=u.meter,
+        run_id=u.run.id,
+        tau=u.cfg["tau"],
+        concurrency=u.cfg["concurrency"],
+        progress=u.progress,
+        force=u.force,
+    )
+
+
+def discover_stage(u: Update) -> None:
+    """New pages in the window since the base version. Only window activity says
+    something may be new for a section; a changed source does not (refresh handles it),
+    so it buys no search. Search down: the refreshed evidence still counts."""
+    try:
+        u.found = discover(
+            u.session,
+            u.report,
+            question=u.report.query,
+            sections=[(s.key, s.heading, s.body) for s in u.sections],
+            hot_sections=set(),
+            window=(as_utc(u.base.as_of), as_utc(u.run.as_of)),
+            cited_sources={snap.source_id for snap in u.cited.values()},
+            search=u.providers.search,
+            fetcher=u.providers.fetcher,
+            meter=u.meter,
+            run_id=u.run.id,
+            per_query=u.cfg["discover_results"],
+            concurrency=u.cfg["concurrency"],
+            progress=u.progress,
+            temporal=u.providers.temporal,
+            force=u.force,
+        )
+    except EvergreenError as exc:
+        u.found = []
+        u.flags.append(f"discovery failed, no new evidence searched: {exc}")
+    checked = u.checked
+    if checked and all(c.kind == ChangeKind.GONE for c in checked) and not u.found:
+        raise EvergreenError(
+            f"All {len(checked)} sources of report {u.report.id} are gone as of "
+            f"{day(u.run.as_of)} and no new evidence was found; nothing to update from."
+        )
+
+
+def prune_stage(u: Update) -> None:
+    """Which sources the report keeps within its budget, and where each new page goes;
+    a page that does not make the cut goes to no writer."""
+    checked = u.checked
+    u.plan = plan_sources(
+        u.report.query,
+        {
+            c.marker: (c.current.title or "", c.current.content)
+            for c in checked
+            if c.kind != ChangeKind.GONE and c.current is not None and c.current.content
+        },
+        {
+            c.marker: (c.previous.title or "", c.previous.content)
+            for c in checked
+            if c.kind in TEXT_CHANGES and c.previous is not None and c.previous.content
+        },
+        {f.evidence.marker: (f.evidence.title, f.evidence.content) for f in u.found},
+        budget_of(u.cfg),
+        [words(s.body) for s in u.own],
+        collection=u.providers.search,
+    )
+    if u.plan.scores:
+        u.found = [f for f in u.found if f.evidence.marker in u.plan.admitted]
+    assigned: dict[str | None, list[Found]] = {}
+    for f in u.found:
+        assigned.setdefault(f.section_key, []).append(f)
+    orphans = assigned.pop(None, [])
+    own = u.own
+    if len(orphans) == 1 and any(s.level >= 1 for s in own):
+        target = orphan_target(orphans[0], own)  # one stray page: the closest section
+        if target is not None:
+            assigned.setdefault(target, []).append(orphans[0])
+        orphans = []
+    u.assigned = {k: v for k, v in assigned.items() if k is not None}
+    u.orphans = orphans
+
+
+def propose_stage(u: Update) -> None:
+    """A proposal per section, new sections for pages no section takes, each fact stated
+    once, then the overview and key facts rebuilt from the proposals. A resumed run keeps
+    the proposals it already wrote (no second writer call)."""
+    done = {p.key: p for p in proposals_of(u.session, u.run.id)}
+    _propose_sections(u, done)
+    _propose_new_sections(u, done)
+    if u.plan is not None and u.plan.scores:  # something changed: state each fact once
+        merge_repeated_facts([p for p in u.proposals if p.key not in done])
+    u.progress("updating the overview")
+    sections, by_marker = u.sections, u.by_marker
+    for proposal in propose_derived(
+        u.report.query,
+        u.run,
+        [s for s in sections if s.key in DERIVED_KEYS and s.key not in done],
+        u.proposals,
+        by_marker,
+        u.found,
+        {
+            s.key: check_claims(claims_of(u.session, s, u.cited), by_marker)
+            for s in sections
+            if s.key in DERIVED_KEYS
+        },
+        {s.key: k for k, s in enumerate(sections)},
+        collection=u.providers.search,
+    ):
+        u.session.add(proposal)
+        u.proposals.append(proposal)
+
+
+def _propose_sections(u: Update, done: dict[str, SectionProposal]) -> None:
+    assert u.plan is not None, "prune comes before propose"
+    drafting = Drafting(u.report, u.run, u.meter, u.writer, u.by_marker, u.plan, budget_of(u.cfg))
+    sections = u.sections
+    for k, section in enumerate(sections):
+        if section.key in done:
+            u.proposals.append(done[section.key])
+            continue
+        if section.key in DERIVED_KEYS:
+            continue  # rebuilt from the other sections afterwards
+        u.progress(f"writing section {k + 1}/{len(sections)}")
+        plans = claims_of(u.session, section, u.cited)
+        proposal = propose_section(drafting, section, u.assigned.get(section.key, []), k, plans)
+        u.session.add(proposal)
+        u.proposals.append(proposal)
+
+
+def _propose_new_sections(u: Update, done: dict[str, SectionProposal]) -> None:
+    added = [p for p in done.values() if p.action == Action.ADD]
+    if added or not u.orphans:
+        u.proposals.extend(added)
+        return
+    u.progress("writing new sections")
+    try:
+        new_sections = propose_added(u.report, u.run, u.meter, u.writer, u.orphans, u.sections)
+    except (WriterFailed, BudgetExceeded) as exc:
+        # adding sections is optional: the pages stay in the pool for a later update
+        new_sections = []
+        u.flags.append(
+            f"needs attention: {len(u.orphans)} new page(s) fit no section and no new "
+            f"section could be planned ({exc}); they stay in the evidence pool"
+        )
+    for proposal in new_sections:
+        u.session.add(proposal)
+        u.proposals.append(proposal)
+
+
+STAGES: tuple[tuple[str, Stage], ...] = (
+    ("refresh", refresh_stage),
+    ("discover", discover_stage),
+    ("prune", prune_stage),
+    ("propose", propose_stage),
+)
+
+
+def prepare_review(u: Update) -> dict[str, Any]:
+    """Run the stages up to review, then leave the run awaiting it."""
+    for name, stage in STAGES:
+        with u.meter.stage(name):
+            stage(u)
+    actions = dict.fromkeys(("keep", "revise", "extend", "add", "remove"), 0)
+    for p in u.proposals:
+        actions[p.action] += 1
+    run = u.run
+    run.status = RunStatus.AWAITING_REVIEW
+    run.progress = "awaiting review"
+    run.summary = {
+        "actions": actions,
+        "evidence": pool_summary(u.checked, u.found),
+        "checked": [c.as_dict() for c in u.checked],
+        "flags": u.flags,
+    }
+    u.session.add(run)
+    return {"actions": actions, "evidence": run.summary["evidence"]}
+
+
+def commit_stage(u: Update) -> None:
+    """Commit every proposal as approved (``update --approve-all``); otherwise commit
+    follows the analyst's review (``core.engine.review.commit_run``)."""
+    with u.meter.stage("commit"):
+        commit_run(u.session, u.run, approve_all=True)

@@ -1,0 +1,2 @@
+"""The database: models, sessions and migrations (Alembic), and the repository functions
+that read and write reports, versions, the evidence pool and snapshots."""

@@ -1,0 +1,201 @@
+"""Engine, sessions and schema migrations (Alembic, run programmatically).
+
+Every database, SQLite or PostgreSQL, is brought to the newest schema by
+``alembic upgrade head`` when it is opened, so an existing workspace survives
+upgrades. Committed versions are immutable: the ORM refuses to update or delete
+a ReportVersion, its Sections or their Citations.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DatabaseError, StatementError
+from sqlmodel import Session, create_engine
+
+from core import config
+from core.errors import EvergreenError
+from core.redact import redact_credentials
+from core.store.models import Citation, Claim, ReportVersion, Section
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DB-API connection
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def alembic_config(url: str) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def _open_engine(url: str) -> Engine:
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if str(path) not in ("", ":memory:"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+    else:
+        engine = create_engine(url, pool_pre_ping=True)
+    try:
+        _migrate(engine, url)
+    except DatabaseError as exc:
+        raise damaged(exc, url) or EvergreenError(
+            f"Cannot open the database {_where(url)}: {exc.orig}"
+        ) from None
+    return engine
+
+
+def _migrate(engine: Engine, url: str) -> None:
+    """``alembic upgrade head`` in one transaction.
+
+    SQLite alters a table by rebuilding it (a copy, then the old one dropped); with foreign
+    keys enforced, dropping a table that other rows point at fails. SQLite's documented
+    procedure is followed: enforcement off outside the transaction, the migrations, then
+    ``PRAGMA foreign_key_check`` before the commit, and enforcement back on."""
+    sqlite = engine.dialect.name == "sqlite"
+    cfg = alembic_config(url)
+    head = ScriptDirectory.from_config(cfg).get_current_head()
+    with engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+        conn.commit()
+        if current == head:
+            return
+        if sqlite:
+            conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            conn.commit()
+        try:
+            with conn.begin():
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
+                if (
+                    sqlite
+                    and current is not None
+                    and conn.exec_driver_sql("PRAGMA foreign_key_check").first()
+                ):
+                    raise EvergreenError(
+                        f"The database {_where(url)} has rows pointing at rows that do not "
+                        "exist; the schema upgrade was not applied. Restore it from a backup."
+                    )
+        finally:
+            if sqlite:
+                conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+                conn.commit()
+
+
+_DAMAGED = ("file is not a database", "malformed", "disk i/o error", "file is encrypted")
+_FULL = ("database or disk is full", "no space left")
+
+
+def _where(url: str) -> str:
+    """The database as a person can find it: its file, or its URL without credentials."""
+    if url.startswith("sqlite:///"):
+        return url.removeprefix("sqlite:///")
+    return redact_credentials(url)
+
+
+def damaged(exc: DatabaseError, url: str | None = None) -> EvergreenError | None:
+    """One line a person can act on for a damaged database file or a full disk (None for
+    any other database error)."""
+    text = str(exc.orig).lower()
+    where = _where(url or config.database_url())
+    if any(k in text for k in _DAMAGED):
+        return EvergreenError(
+            f"The database {where} is damaged ({exc.orig}). Restore it from a backup, or "
+            "move it aside to start an empty workspace."
+        )
+    if any(k in text for k in _FULL):
+        return EvergreenError(
+            f"The disk holding {where} is full; nothing of this step was saved. Free some "
+            "space and try again."
+        )
+    return None
+
+
+_ENGINES: dict[str, Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _engine_for(url: str) -> Engine:
+    """One engine per database URL per process, migrated once when first opened."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(url)
+        if engine is None:
+            engine = _ENGINES[url] = _open_engine(url)
+        return engine
+
+
+@atexit.register
+def _close_all() -> None:
+    """Close every pooled connection when the process ends: SQLite folds its write-ahead
+    log back into the database file when the last connection closes, so a finished
+    command leaves one self-contained file (copyable, backed up whole), not a file plus
+    a log only garbage collection at exit might have closed."""
+    with _ENGINES_LOCK:
+        engines = list(_ENGINES.values())
+        _ENGINES.clear()
+    for engine in engines:
+        engine.dispose()
+
+
+def dispose_engine(url: str) -> None:
+    """Close the pooled connections to ``url`` (e.g. before dropping a test database)."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.pop(url, None)
+    if engine is not None:
+        engine.dispose()
+
+
+def get_engine(url: str | None = None) -> Engine:
+    """The engine for ``url`` (default: the workspace database), migrated to head."""
+    return _engine_for(config.database_url(url))
+
+
+@contextmanager
+def session_scope(url: str | None = None) -> Iterator[Session]:
+    """A session that commits on success and rolls back on any exception."""
+    with Session(get_engine(url), expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except DatabaseError as exc:
+            session.rollback()
+            raise damaged(exc, url) or exc from exc
+        except StatementError as exc:
+            session.rollback()
+            if isinstance(exc.orig, EvergreenError):  # a value a column refused (models)
+                raise exc.orig from None
+            raise
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def _refuse_change(mapper, connection, target) -> None:  # noqa: ANN001 - SQLAlchemy hook
+    raise EvergreenError(
+        f"{type(target).__name__} {target.id} belongs to a committed version and cannot change."
+    )
+
+
+for _model in (ReportVersion, Section, Citation, Claim):
+    event.listen(_model, "before_update", _refuse_change)
+    event.listen(_model, "before_delete", _refuse_change)

@@ -1,0 +1,86 @@
+"""The evidence pool's rows: sources, a report's pool entries with their stable
+markers, and the snapshots of a source (refreshing the pool: ``core.engine.evidence``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlmodel import Session, col, select
+
+from core.sources.base import canonical_url
+from core.store.models import PoolEntry, Report, Snapshot, Source
+
+
+def get_or_create_source(session: Session, url: str, title: str = "") -> Source:
+    url = canonical_url(url)
+    source = session.exec(select(Source).where(Source.url == url)).first()
+    if source is None:
+        source = Source(url=url, title=title)
+        session.add(source)
+        session.flush()
+    elif title and not source.title:
+        source.title = title
+    return source
+
+
+def pool_of(session: Session, report_id: int) -> list[PoolEntry]:
+    return list(
+        session.exec(
+            select(PoolEntry)
+            .where(PoolEntry.report_id == report_id)
+            .order_by(col(PoolEntry.marker))
+        )
+    )
+
+
+def pool_snapshots(session: Session, report_id: int, as_of: datetime) -> dict[int, int]:
+    """marker → the newest snapshot (with content) of that source as of ``as_of``."""
+    out: dict[int, int] = {}
+    for entry in pool_of(session, report_id):
+        snap = session.exec(
+            select(Snapshot)
+            .where(
+                Snapshot.source_id == entry.source_id,
+                col(Snapshot.content).is_not(None),
+                col(Snapshot.as_of) <= as_of,
+            )
+            .order_by(col(Snapshot.as_of).desc(), col(Snapshot.id).desc())
+        ).first()
+        if snap is not None:
+            out[entry.marker] = snap.id
+    return out
+
+
+def pool_entry(
+    session: Session, report: Report, source: Source, marker: int | None = None
+) -> PoolEntry:
+    """The source's place in the report's pool, allocating a stable marker once."""
+    entry = session.exec(
+        select(PoolEntry).where(PoolEntry.report_id == report.id, PoolEntry.source_id == source.id)
+    ).first()
+    if entry is None:
+        if marker is None:
+            marker = report.next_marker
+        entry = PoolEntry(report_id=report.id, source_id=source.id, marker=marker)
+        report.next_marker = max(report.next_marker, marker + 1)
+        session.add(entry)
+        session.add(report)
+        session.flush()
+    return entry
+
+
+def newest_snapshot(session: Session, source_id: int) -> Snapshot | None:
+    return session.exec(
+        select(Snapshot)
+        .where(Snapshot.source_id == source_id, col(Snapshot.content).is_not(None))
+        .order_by(col(Snapshot.id).desc())
+    ).first()
+
+
+def snapshot_history(session: Session, source_id: int) -> list[Snapshot]:
+    return list(
+        session.exec(
+            select(Snapshot).where(Snapshot.source_id == source_id).order_by(col(Snapshot.id))
+        )
+    )

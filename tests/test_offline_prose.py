@@ -82,3 +82,50 @@ def test_a_name_in_short_form_comes_with_the_sentence_that_introduces_it() -> No
     assert "Marrow was founded" in body
     assert body.index("Marrow Cells launched") < body.index("Marrow was founded")
     assert "The launch drew" not in body
+
+
+def test_a_sentence_that_leans_on_another_section_is_left_out() -> None:
+    # the sentence before it in the page sits under another heading: it names something
+    # else, so "The technology" would point at the wrong thing
+    page = (
+        "## Role in the grid\n\n"
+        "Under the final accreditation rules, grid battery storage plants with eight hours "
+        "of duration are accredited at 94% of nameplate power.\n\n"
+        "## Risks\n\n"
+        "The technology has not yet operated at utility scale at any grid battery storage "
+        "plant anywhere.\n"
+    )
+    together = page.replace("\n\n## Risks\n\n", " ")
+    write = OfflineWriter().write_section
+    apart = write(QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Iron", page)])
+    joined = write(QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Iron", together)])
+    assert "The technology has not yet operated" not in apart.body
+    assert "The technology has not yet operated" in joined.body  # same paragraph: it may lean
+
+
+def test_sentences_in_one_paragraph_are_told_apart_from_sentences_across_a_break() -> None:
+    from core.domain.text import same_paragraph
+
+    text = "Alpha one is here now. Beta two follows it.\n\n## Next\n\nGamma three starts over."
+    assert same_paragraph(text, "Alpha one is here now.", "Beta two follows it.")
+    assert not same_paragraph(text, "Beta two follows it.", "Gamma three starts over.")
+    assert same_paragraph(text, "Not in the text at all.", "Gamma three starts over.")
+
+
+def test_two_field_summaries_of_one_thing_read_as_one_sentence() -> None:
+    from core.domain.declared_fields import stated_fields
+    from core.writers.revision import merge_summaries
+
+    status = "Tarnwick Thermal Storage — Status: Financial investment decision reached [5]."
+    size = "Tarnwick Thermal Storage — Thermal storage: 1,400 MWh in molten salt [5]."
+    (merged,) = merge_summaries([status, size])
+    assert merged == (
+        "Tarnwick Thermal Storage — Status: Financial investment decision reached; "
+        "Thermal storage: 1,400 MWh in molten salt [5]."
+    )
+    assert len(stated_fields(merged)) == 2  # each field is still a claim checked on its own
+    other_page = size.replace("[5]", "[6]")
+    other_thing = size.replace("Tarnwick", "Kestrel")
+    same_label = status.replace("reached", "taken")
+    for second in (other_page, other_thing, same_label):
+        assert merge_summaries([status, second]) == [status, second]

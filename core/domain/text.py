@@ -76,6 +76,26 @@ def _quotable(content: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: what ends a paragraph between two sentences of a page: a blank line, or a heading line
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n|\n[ \t]*#")
+_PROBE = 24  # characters of a sentence looked for in its page
+
+
+def same_paragraph(content: str, first: str, second: str) -> bool:
+    """Are two quotable sentences of ``content`` in one paragraph, ``second`` after
+    ``first`` — so that ``first`` can be the antecedent ``second`` refers back to? A
+    blank line or a heading between them says no. Where either sentence cannot be found
+    as written (markup cleaned away), nothing says they are apart: True."""
+    head = content.find(first[:_PROBE])
+    if head < 0:
+        return True
+    end = content.find(first[-_PROBE:], head)
+    start = content.find(second[:_PROBE], max(head, end))
+    if end < 0 or start < 0:
+        return True
+    return not _PARAGRAPH_BREAK.search(content, end, start)
+
+
 def stem(word: str) -> str:
     for suffix in ("ations", "ation", "ings", "ing", "ies", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:

@@ -35,7 +35,7 @@ from core.writers.base import (
     declared_news,
 )
 from core.writers.outline_clusters import agglomerate, heading_for
-from core.writers.revision import revise_sentence, supersedes
+from core.writers.revision import merge_summaries, revise_sentence, supersedes
 from core.writers.sentence_choice import select_sentences
 
 FACT_FIELDS = ("status", "type", "created", "python-version")
@@ -150,7 +150,7 @@ class OfflineWriter:
                         if revised not in kept:
                             kept.append(revised)
                 if kept:
-                    kept_lines.append(" ".join(kept))
+                    kept_lines.append(" ".join(merge_summaries(kept)))
             if kept_lines:
                 paragraphs.append("\n".join(kept_lines) if len(lines) > 1 else kept_lines[0])
         _state_declared_news(paragraphs, changes)

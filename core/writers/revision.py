@@ -203,6 +203,40 @@ def _revise_summary(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
     return [_cite(f"{head} — {'; '.join(kept)}", markers)]
 
 
+def merge_summaries(sentences: Sequence[str]) -> list[str]:
+    """Summaries of declared fields of one page and one thing, side by side ("Tarnwick —
+    Status: FID [5]." then "Tarnwick — Thermal storage: 1,400 MWh [5].", as a revision
+    writes a field beside the summary), read as one: "Tarnwick — Status: FID; Thermal
+    storage: 1,400 MWh [5]." Fields whose labels repeat are not merged."""
+    out: list[str] = []
+    for sentence in sentences:
+        merged = _merged(out[-1], sentence) if out else None
+        if merged is None:
+            out.append(sentence)
+        else:
+            out[-1] = merged
+    return out
+
+
+def _merged(first: str, second: str) -> str | None:
+    markers = cited_markers(first)
+    if not markers or cited_markers(second) != markers:
+        return None
+    parts = []
+    for sentence in (first, second):
+        head, sep, _tail = strip_citations(sentence).rstrip(".").partition(" — ")
+        fields = stated_fields(sentence)
+        if not sep or not fields:
+            return None
+        parts.append((head.strip(), fields))
+    (head_a, fields_a), (head_b, fields_b) = parts
+    labels_a = {normalise(label) for label, _value in fields_a}
+    if head_a != head_b or labels_a & {normalise(label) for label, _value in fields_b}:
+        return None
+    joined = "; ".join(f"{label}: {value}" for label, value in [*fields_a, *fields_b])
+    return _cite(f"{head_a} — {joined}", markers)
+
+
 def _plain_value(value: str) -> str:
     return value.replace("**", "").replace("__", "").strip(" .")
 

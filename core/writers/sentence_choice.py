@@ -15,7 +15,15 @@ from collections.abc import Sequence
 from rapidfuzz import fuzz
 
 from core.domain.sentences import refers_back
-from core.domain.text import clean_inline, cosine, idf_table, quotable_sentences, terms, tfidf
+from core.domain.text import (
+    clean_inline,
+    cosine,
+    idf_table,
+    quotable_sentences,
+    same_paragraph,
+    terms,
+    tfidf,
+)
 from core.writers.base import Evidence
 
 
@@ -46,8 +54,11 @@ def select_sentences(
             continue
         group = [(pos, s)]
         if refers_back(s):  # "It is the largest …": only with the sentence before it
-            before = quotable_sentences(lookup[marker].content)[pos - 1] if pos else None
-            if before is None or refers_back(before):
+            content = lookup[marker].content
+            before = quotable_sentences(content)[pos - 1] if pos else None
+            # the sentence before it in the page names what it refers to only if it is in
+            # the same paragraph ("The technology has not …" after another section's line)
+            if before is None or refers_back(before) or not same_paragraph(content, before, s):
                 continue
             if (pos - 1, before) not in picked.get(marker, []):
                 group.insert(0, (pos - 1, before))

@@ -97,6 +97,10 @@ def test_later_updates_revise_aerc_harrow_bay_tarnwick_and_the_forecast(sample: 
     _update(sample, DATES[2])
     forecast = " ".join(_sentences_citing(sample, 4))
     assert "$125/kWh and $135/kWh" not in forecast and "$115/kWh and $120/kWh" in forecast
+    # the analyst's credit sentence was never wholly supported (its "20 percentage points"
+    # is theirs), yet the cap it took from the page changed: it is revised all the same
+    credit = " ".join(_sentences_citing(sample, _marker_for(sample, "storage-investment-credit")))
+    assert "cap of $2.0 billion" in credit
     _assert_every_claim_holds(sample)
 
 

@@ -27,6 +27,7 @@ from core.domain.sentences import cited_sentences
 from core.states import (
     BROKEN_OUTCOMES,
     HOLDING_OUTCOMES,
+    TEXT_CHANGES,
     AnchorOutcome,
     ChangeKind,
     ClaimOutcome,
@@ -182,7 +183,14 @@ def check(plan: ClaimPlan, kind: str, current: Snapshot | None) -> dict[str, Any
             return _unchecked(row, plan)
         return _gone(row, plan)
     if plan.state in (ClaimState.UNSUPPORTED, ClaimState.UNRESOLVED) or not plan.selectors:
-        # never anchored (imported unread, or no support found): look in the page now
+        # never (fully) anchored — imported unread, or support found for part of it: a
+        # passage it did rest on that now says something else needs its sentence revised
+        # ("cap of $1.5 billion" → "$2.0 billion from 2027, up from $1.5 billion"), even
+        # though the old figure is still somewhere on the page; otherwise look again
+        if plan.selectors and kind in TEXT_CHANGES:
+            moved = _relocated(row, plan, current.id, current.content)
+            if needs_revision(moved):
+                return moved
         return _first_look(row, plan, current)
     if kind == ChangeKind.UNCHANGED or current.id == plan.snapshot_id:
         return {

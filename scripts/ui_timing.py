@@ -35,28 +35,23 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the browser tests' helpers serve the app here too
+from tests.helpers.browser import serve as serve_app  # noqa: E402
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
 BUSY = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def prepare(home: Path) -> None:
@@ -87,33 +82,12 @@ one_button()
 
 @contextmanager
 def serve(home: Path, script: str = "app.py") -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "EVERGREEN_HOME": str(home)}
-    for name in ("EVERGREEN_DB", "EVERGREEN_JOBS"):
-        env.pop(name, None)
-    server = subprocess.Popen(
-        [
-            sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
-            "--server.port", str(port), "--server.address", "127.0.0.1",
-            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-        ],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    """The app (or ``script``) served on ``home``'s workspace: the browser tests' server."""
+    server = serve_app(home, home / "streamlit.log", script)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("streamlit did not start") from None
-                time.sleep(0.2)
-        yield url
+        yield next(server)
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        server.close()
 
 
 def _idle(page: object) -> None:

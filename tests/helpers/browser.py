@@ -69,9 +69,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(home: Path, log: Path) -> Iterator[str]:
-    """`streamlit run app.py` on ``home``'s workspace with background workers; yields its
-    URL once healthy (a generator: ``next()`` it, ``close()`` it to stop the server)."""
+def serve(home: Path, log: Path, script: str = "app.py") -> Iterator[str]:
+    """`streamlit run app.py` (or another ``script``) on ``home``'s workspace with
+    background workers; yields its URL once healthy (a generator: ``next()`` it,
+    ``close()`` it to stop the server). Also what ``scripts/ui_timing.py`` measures with."""
     port = _free_port()
     env = {**os.environ, "EVERGREEN_HOME": str(home)}
     for name in ("EVERGREEN_DB", "EVERGREEN_CORPORA", "EVERGREEN_JOBS"):
@@ -79,7 +80,7 @@ def serve(home: Path, log: Path) -> Iterator[str]:
     with log.open("w") as out:
         server = subprocess.Popen(
             [
-                sys.executable, "-m", "streamlit", "run", "app.py",
+                sys.executable, "-m", "streamlit", "run", script,
                 "--server.headless", "true",
                 "--server.port", str(port),
                 "--server.address", "127.0.0.1",

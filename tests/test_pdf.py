@@ -110,7 +110,7 @@ def test_export_version_to_pdf_and_no_file_on_failure(
         def broken(markdown: str, **_: object) -> bytes:
             raise EvergreenError("Could not render the PDF (test).")
 
-        monkeypatch.setattr("core.domain.pdf.markdown_to_pdf", broken)
+        monkeypatch.setattr("core.app.export.markdown_to_pdf", broken)
         with pytest.raises(EvergreenError, match="Could not render"):
             export_version(session, report, tmp_path / "bad.pdf", fmt="pdf")
     assert not (tmp_path / "bad.pdf").exists()

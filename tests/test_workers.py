@@ -121,7 +121,7 @@ def test_the_app_survives_its_own_restart_mid_run(queue_workspace: Path, workers
         [
             sys.executable,
             "-c",
-            "import sys; from core import jobs; from core.dates import parse_as_of; "
+            "import sys; from core.engine import jobs; from core.dates import parse_as_of; "
             f"print(jobs.start_update({report}, as_of=parse_as_of('{AS_OF}')), flush=True); "
             "sys.stdin.read()",
         ],

@@ -11,7 +11,6 @@ from core.dates import day, iso
 from core.domain.labels import run_kind_label, run_status_label
 from core.engine.run_liveness import run_state
 from core.errors import NotFoundError
-from core.states import RunStatus
 from core.store.models import Report, ReportVersion, UpdateRun
 
 
@@ -54,14 +53,5 @@ def runs_of(session: Session, report_id: int) -> list[dict[str, Any]]:
     """Every run of a report, newest first."""
     runs = session.exec(
         select(UpdateRun).where(UpdateRun.report_id == report_id).order_by(col(UpdateRun.id).desc())
-    )
-    return [run_brief(r) for r in runs]  # type: ignore[misc]
-
-
-def runs_awaiting_review(session: Session) -> list[dict[str, Any]]:
-    runs = session.exec(
-        select(UpdateRun)
-        .where(UpdateRun.status == RunStatus.AWAITING_REVIEW)
-        .order_by(col(UpdateRun.id).desc())
     )
     return [run_brief(r) for r in runs]  # type: ignore[misc]

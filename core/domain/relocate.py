@@ -13,7 +13,6 @@ Everything here is pure text: no database, no network.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +24,7 @@ from core.domain.passage_changes import passage_differences
 from core.domain.passages import Passage, make_passage, normalise, passage_at, passages
 from core.domain.selectors import Selector
 from core.domain.text import clean_inline
-from core.states import HOLDING_OUTCOMES, AnchorOutcome
+from core.states import AnchorOutcome
 
 EDIT_MIN = 60.0  # fuzz.ratio for a passage to count as an edit of the old one
 
@@ -237,7 +236,3 @@ def locate(sel: Selector, content: str) -> Located:
     differences = passage_differences(sel.exact, passage.text)
     outcome = AnchorOutcome.EDITED if differences else AnchorOutcome.REWORDED
     return Located(outcome, now, sel.exact, passage.text, differences)
-
-
-def holds(outcomes: Sequence[Located]) -> bool:
-    return all(o.outcome in HOLDING_OUTCOMES for o in outcomes)

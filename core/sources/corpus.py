@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from core import config
-from core.dates import parse_as_of, utcnow
+from core.dates import utcnow
 from core.errors import EvergreenError, NotFoundError
 from core.sources.base import (
     FetchedPage,
@@ -366,7 +366,3 @@ def add_corpus(name: str, source: str | Path, *, skip_bad: bool = False) -> Impo
         return corpus.import_path(source, skip_bad=skip_bad)
     finally:
         corpus.close()
-
-
-def as_of_or_now(value: str | None) -> datetime:
-    return parse_as_of(value) if value else utcnow()

@@ -11,7 +11,6 @@ from rich.table import Table
 
 from core.cli.console import err, out, print_json
 from core.dates import iso, parse_as_of
-from core.sources.corpus import Corpus
 
 
 def corpus_add(
@@ -74,6 +73,8 @@ def corpus_search(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Search a corpus as it stood at a date."""
+    from core.sources.corpus import Corpus  # lazy: the core loads when a command runs (core.cli)
+
     corpus = Corpus.open(name)
     hits = corpus.search(
         query,

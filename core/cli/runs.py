@@ -14,11 +14,7 @@ from rich.table import Table
 
 from core.app.cli_results import Created, Updated, as_json_data
 from core.cli.console import as_of_option, fail, out, print_json
-from core.engine.jobs import FINAL
-from core.engine.queue_worker import run_worker
 from core.errors import EvergreenError
-from core.store.db import session_scope
-from core.store.models import UpdateRun
 
 
 def update_cmd(
@@ -150,6 +146,10 @@ def queued() -> bool:
 def _watched(run_id: int, then: Any) -> Any:
     """Wait for a run on a worker to end (its progress on the status line), then return
     ``then(run_id)``. Ctrl-C stops watching; the run goes on."""
+    # lazy: the core loads when a command runs (core.cli)
+    from core.engine.jobs import FINAL
+    from core.store.db import session_scope
+    from core.store.models import UpdateRun
 
     try:
         with out.status(f"Run {run_id}: queued for a worker …") as status:
@@ -267,6 +267,9 @@ def worker_cmd(
 ) -> None:
     """Do queued runs (PostgreSQL): creates, updates, resumes and the scheduled updates.
     Start one per machine, or several; Ctrl-C lets the runs in hand finish, then stops."""
+    from core.engine.queue_worker import (
+        run_worker,  # lazy: the core loads when a command runs (core.cli)
+    )
 
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s"

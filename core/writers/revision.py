@@ -179,12 +179,22 @@ def _quoted(update: ClaimUpdate) -> list[str]:
     return out
 
 
-def _revise_summary(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
-    """A summary of declared fields ("Title — Status: Accepted; Type: …"), each field set
-    to what the page declares now; a field the page no longer declares is left out."""
+def _summary(sentence: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """(title, declared fields) of a summary of declared fields ("Title — Status:
+    Accepted; Type: …"), else None."""
+    head, sep, _tail = strip_citations(sentence).rstrip(".").partition(" — ")
+    fields = stated_fields(sentence)
+    return (head, fields) if sep and fields else None
+
+
+def _revise_summary(
+    sentence: str, summary: tuple[str, list[tuple[str, str]]], updates: Sequence[ClaimUpdate]
+) -> list[str]:
+    """A summary of declared fields (``_summary``), each field set to what the page
+    declares now; a field the page no longer declares is left out."""
     markers = cited_markers(sentence)
-    head, _sep, tail = strip_citations(sentence).rstrip(".").partition(" — ")
-    fields: list[tuple[str, str] | None] = list(stated_fields(sentence))
+    head = summary[0]
+    fields: list[tuple[str, str] | None] = list(summary[1])
     for update in updates:
         for old, new in update.passages:
             before = field_of(clean_inline(old).lstrip("-*+• "))
@@ -222,14 +232,10 @@ def _merged(first: str, second: str) -> str | None:
     markers = cited_markers(first)
     if not markers or cited_markers(second) != markers:
         return None
-    parts = []
-    for sentence in (first, second):
-        head, sep, _tail = strip_citations(sentence).rstrip(".").partition(" — ")
-        fields = stated_fields(sentence)
-        if not sep or not fields:
-            return None
-        parts.append((head.strip(), fields))
-    (head_a, fields_a), (head_b, fields_b) = parts
+    a, b = _summary(first), _summary(second)
+    if a is None or b is None:
+        return None
+    (head_a, fields_a), (head_b, fields_b) = ((head.strip(), f) for head, f in (a, b))
     labels_a = {normalise(label) for label, _value in fields_a}
     if head_a != head_b or labels_a & {normalise(label) for label, _value in fields_b}:
         return None
@@ -243,8 +249,9 @@ def _plain_value(value: str) -> str:
 
 def revise_sentence(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
     """The sentences that replace ``sentence`` (cited), [] to drop it."""
-    if " — " in sentence and stated_fields(sentence):
-        return _revise_summary(sentence, updates)
+    summary = _summary(sentence)
+    if summary is not None:
+        return _revise_summary(sentence, summary, updates)
     markers = cited_markers(sentence)
     text = strip_citations(sentence).rstrip(".!?")
     gone = {

@@ -22,6 +22,8 @@ from core.domain.relevance import RELEVANCE_MIN, Relevance
 #: this much better (no churn between near-equal pages)
 INCUMBENT_BONUS = 0.03
 FELL_BY = 0.1  # how much a rewritten page's relevance must drop for it to have "fallen"
+SPLIT_MIN = 3  # new pages a full section must receive for them to open a section of their own
+YIELD_BY = 0.02  # how much less relevant than those new pages a section must be to give way
 #: declared statuses of a design that is no longer the current one
 _RETIRED = re.compile(r"\b(withdrawn|superseded|replaced|obsolete|abandoned|retired)\b", re.I)
 #: fields that name what replaced a page
@@ -45,6 +47,66 @@ def budget_of(settings: Mapping[str, object]) -> Budget:
         return int(value) if isinstance(value, int | float | str) else 0
 
     return Budget(number("max_sources"), number("max_section_words"))
+
+
+def sections_to_split(
+    sections: Mapping[str, tuple[int, int]], incoming: Mapping[str, int], budget: Budget, free: int
+) -> list[str]:
+    """The sections whose new pages open a section of their own, most new pages first,
+    at most ``free`` (the sections the report may still add). ``sections``: key → (its
+    words, the sources it cites); ``incoming``: key → the new pages placed there.
+
+    A section splits when it receives at least SPLIT_MIN new pages and they would take it
+    over its word budget, at the words per source it already spends. Squeezed into one
+    section, new pages are cut again by the budget — the least relevant sentences are
+    those of the newest, least cited pages: a typing report created in 2016 was sent
+    eight typing pages for its one typing section in 2017 and kept two of them, while
+    its off-topic sections stayed. Several new pages on a section's subject are a part
+    of the question of their own, so they get a section."""
+    if budget.words <= 0 or free <= 0:
+        return []
+
+    def overflows(key: str) -> bool:
+        words, sources = sections.get(key, (0, 0))
+        return words + incoming[key] * words / max(1, sources) > budget.words
+
+    full = [key for key, n in incoming.items() if n >= SPLIT_MIN and overflows(key)]
+    return sorted(full, key=lambda key: (-incoming[key], key))[:free]
+
+
+def section_to_yield(
+    section_markers: Mapping[str, Iterable[int]],
+    ranks: Mapping[int, float],
+    incoming: Iterable[int],
+    protected: Iterable[int] = (),
+) -> str | None:
+    """The section that gives way to a new one when the report has no room for another
+    (its ``max_sections``): the one whose sources are least relevant (mean of ``ranks``),
+    when they are YIELD_BY less relevant than the ``incoming`` pages that would make the
+    new section. Only a section whose sources no other section cites, none of them
+    ``protected`` (the news), can go whole; None when none qualifies.
+
+    A first report takes what its search found when little was written about the
+    question yet, and keeps those sections for good: a typing report created in 2016
+    carried "Python 3.3 Release Schedule" to 2025 while its typing pages were cut."""
+    ranks_in = [ranks[m] for m in incoming if m in ranks]
+    if not ranks_in:
+        return None
+    owners: dict[int, set[str]] = {}
+    for key, markers in section_markers.items():
+        for m in markers:
+            owners.setdefault(m, set()).add(key)
+    held = set(protected)
+    weakest: tuple[float, str] | None = None
+    for key, markers in section_markers.items():
+        mine = set(markers)
+        if not mine or mine & held or any(owners[m] != {key} or m not in ranks for m in mine):
+            continue
+        mean = sum(ranks[m] for m in mine) / len(mine)
+        if weakest is None or (mean, key) < weakest:
+            weakest = (mean, key)
+    bar = sum(ranks_in) / len(ranks_in) - YIELD_BY
+    return weakest[1] if weakest is not None and weakest[0] < bar else None
 
 
 def superseded_by(content: str) -> str | None:

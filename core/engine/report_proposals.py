@@ -4,11 +4,13 @@ and key facts rebuilt from the proposed sections and the newest snapshots."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from core.domain.prune import merge_repeats
 from core.domain.relevance import Relevance
 from core.domain.report_state import SectionDoc, make_section_keys
+from core.domain.text import clean_inline, terms
 from core.engine.costs import CostMeter
 from core.engine.discovery import place_pages
 from core.engine.draft_check import check_draft
@@ -19,7 +21,7 @@ from core.engine.run_work import call_writer
 from core.engine.section_evidence import found_row
 from core.states import Action, ChangeKind, Decision
 from core.store.models import Report, SectionProposal, UpdateRun
-from core.writers.base import BudgetExceeded, Writer, WriterFailed
+from core.writers.base import BudgetExceeded, Evidence, OutlineItem, Writer, WriterFailed
 
 
 def propose_added(
@@ -29,17 +31,24 @@ def propose_added(
     writer: Writer,
     orphans: list[Found],
     sections: list[Any],
+    within: str | None = None,
 ) -> list[SectionProposal]:
     """New sections for new pages that fit no existing one: an outline from the writer,
     then one section per heading; a section the writer fails on is left out (its pages
-    stay in the pool for a later update)."""
+    stay in the pool for a later update). ``within``: the heading of the full section
+    the pages overflow; they make one section, named as a part of it."""
     bundle = [f.evidence for f in orphans]
+    most = 1 if within else max(1, len(orphans) // 3)
     outline = call_writer(
         meter,
         "outline",
         writer.name,
-        lambda: writer.propose_outline(report.query, bundle, max(1, len(orphans) // 3)),
+        lambda: writer.propose_outline(report.query, bundle, most),
     )
+    if within and outline:
+        markers = tuple(m for item in outline for m in item.markers)
+        heading = part_heading(within, outline[0].heading, bundle, report.query)
+        outline = [OutlineItem(heading, outline[0].level, markers)]
     existing = [s.heading for s in sections]
     keys = make_section_keys(existing + [item.heading for item in outline])[len(existing) :]
     out = []
@@ -72,12 +81,42 @@ def propose_added(
                 flags=draft_flags(checked),
                 evidence=[found_row(f) for f in orphans if f.evidence.marker in item.markers],
                 quotes=list(draft.quotes),
-                rationale=" ".join(
-                    [f"{sources_fit(len(mine))} no existing section.", *corrections(checked)]
-                ),
+                rationale=" ".join([_why_added(len(mine), within), *corrections(checked)]),
             )
         )
     return out
+
+
+def _why_added(n: int, within: str | None) -> str:
+    if within is None:
+        return f"{sources_fit(n)} no existing section."
+    return (
+        f"{sources_fit(n)} “{within}”, more than its word budget holds beside what it "
+        "says: a section of their own."
+    )
+
+
+def part_heading(parent: str, cluster: str, pages: list[Evidence], question: str) -> str:
+    """The heading of a section split off ``parent`` (itself a part: its root, the text
+    before ": "), as "Parent: part". The part is the ``cluster`` heading the outline gave
+    the pages when it is a phrase that says something the parent and the question do
+    not (two content words or more, not a list of title words like "Add, property and
+    swift"); otherwise the most relevant page's title, its first clause. A lone word
+    ("Wheel" under "Wheels") names no part of anything."""
+    root = parent.split(": ", 1)[0]
+    said = set(terms(root)) | set(terms(question))
+    listed = _WORD_LIST.fullmatch(cluster) is not None
+    if not listed and len([t for t in terms(cluster) if t not in said]) >= 2:
+        return f"{root}: {cluster}"
+    best = min(pages, key=lambda e: (e.rank, e.marker)) if pages else None
+    title = re.sub(r"\s*\([^)]*\)", "", clean_inline(best.title)) if best else ""
+    title = " ".join(title.split(": ", 1)[0].split()).strip(" .")
+    return f"{root}: {title}" if title else root
+
+
+#: the offline outline's heading for pages that share no phrase: their common title
+#: words listed ("Generic and typing", "Add, property and swift")
+_WORD_LIST = re.compile(r"[^\W_][\w-]*(?:, [^\W_][\w-]*)* and [^\W_][\w-]*")
 
 
 def merge_repeated_facts(proposals: list[SectionProposal]) -> None:

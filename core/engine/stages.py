@@ -16,9 +16,17 @@ from typing import Any
 from sqlmodel import Session
 
 from core.dates import as_utc, day
+from core.domain.citations import cited_markers
+from core.domain.facets import facets_of
 from core.domain.prune import words
 from core.domain.report_settings import settings_of
-from core.domain.source_plan import SourcePlan, budget_of, plan_sources
+from core.domain.source_plan import (
+    SourcePlan,
+    budget_of,
+    plan_sources,
+    section_to_yield,
+    sections_to_split,
+)
 from core.engine.claims import claims_of
 from core.engine.costs import CostMeter
 from core.engine.discovery import discover
@@ -56,6 +64,7 @@ class Update(RunContext):
     plan: SourcePlan | None = None  # prune
     assigned: dict[str, list[Found]] = field(default_factory=dict)  # section key → new pages
     orphans: list[Found] = field(default_factory=list)  # new pages no section takes
+    splits: dict[str, list[Found]] = field(default_factory=dict)  # full section → its overflow
     proposals: list[SectionProposal] = field(default_factory=list)  # propose
 
     @classmethod
@@ -188,6 +197,42 @@ def prune_stage(u: Update) -> None:
         orphans = []
     u.assigned = {k: v for k, v in assigned.items() if k is not None}
     u.orphans = orphans
+    u.splits = _split_full(u)
+
+
+def _split_full(u: Update) -> dict[str, list[Found]]:
+    """Section key → the new pages that leave that full section to open one of their
+    own (taken out of ``u.assigned``; ``sections_to_split``). With no room for another
+    section (``max_sections``), the least relevant section may give way — never one of
+    the question's own facets: its sources are cut (``section_to_yield``), the cut
+    proposed for review like any other."""
+    plan, budget = u.plan, budget_of(u.cfg)
+    body = [s for s in u.own if s.level >= 1]
+    full = {s.key: (words(s.body), len(set(cited_markers(s.body)))) for s in body}
+    incoming = {k: len(v) for k, v in u.assigned.items()}
+    free = int(u.cfg.get("max_sections") or 0) - len(body) - (1 if u.orphans else 0)
+    split = sections_to_split(full, incoming, budget, max(free, 1))
+    if split and free < 1:
+        if plan is None or not plan.scores:
+            return {}
+        facets = {f.name.casefold() for f in facets_of(u.report.query)}
+        markers = {
+            s.key: cited_markers(s.body)
+            for s in body
+            if s.key not in split and s.heading.casefold() not in facets
+        }
+        gives_way = section_to_yield(
+            markers, plan.scores, [f.evidence.marker for f in u.assigned[split[0]]], plan.news
+        )
+        if gives_way is None:
+            return {}
+        heading = next(s.heading for s in body if s.key == split[0])
+        why = (
+            f"its section makes room for a new one: the new pages on the subject of "
+            f"“{heading}” are more about the question"
+        )
+        plan.cuts.update({m: why for m in markers[gives_way]})
+    return {key: u.assigned.pop(key) for key in split}
 
 
 def propose_stage(u: Update) -> None:
@@ -238,23 +283,33 @@ def _propose_sections(u: Update, done: dict[str, SectionProposal]) -> None:
 
 
 def _propose_new_sections(u: Update, done: dict[str, SectionProposal]) -> None:
+    """New sections: one set for the pages no section takes, one for each full section's
+    overflow (named within it). A resumed run keeps the ones it already wrote."""
     added = [p for p in done.values() if p.action == Action.ADD]
-    if added or not u.orphans:
+    if added or not (u.orphans or u.splits):
         u.proposals.extend(added)
         return
     u.progress("writing new sections")
-    try:
-        new_sections = propose_added(u.report, u.run, u.meter, u.writer, u.orphans, u.sections)
-    except (WriterFailed, BudgetExceeded) as exc:
-        # adding sections is optional: the pages stay in the pool for a later update
-        new_sections = []
-        u.flags.append(
-            f"needs attention: {len(u.orphans)} new page(s) fit no section and no new "
-            f"section could be planned ({exc}); they stay in the evidence pool"
-        )
-    for proposal in new_sections:
-        u.session.add(proposal)
-        u.proposals.append(proposal)
+    headings = {s.key: s.heading for s in u.sections}
+    groups = [(None, u.orphans)] if u.orphans else []
+    groups += [(headings[key], pages) for key, pages in u.splits.items()]
+    sections = list(u.sections)
+    for within, pages in groups:
+        try:
+            new_sections = propose_added(
+                u.report, u.run, u.meter, u.writer, pages, sections, within=within
+            )
+        except (WriterFailed, BudgetExceeded) as exc:
+            # adding sections is optional: the pages stay in the pool for a later update
+            new_sections = []
+            u.flags.append(
+                f"needs attention: {len(pages)} new page(s) fit no section and no new "
+                f"section could be planned ({exc}); they stay in the evidence pool"
+            )
+        for proposal in new_sections:
+            u.session.add(proposal)
+            u.proposals.append(proposal)
+            sections.append(proposal)
 
 
 STAGES: tuple[tuple[str, Stage], ...] = (

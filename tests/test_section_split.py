@@ -1,0 +1,129 @@
+"""A full section's new pages open a section of their own, and a report at its
+``max_sections`` makes room by letting its least relevant section go."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.dates import parse_as_of
+from core.domain.citations import cited_markers
+from core.domain.source_plan import Budget, section_to_yield, sections_to_split
+from core.engine.creation import create_report
+from core.engine.report_proposals import part_heading
+from core.engine.review import proposals_of
+from core.engine.update import update_report
+from core.sources.corpus import add_corpus
+from core.store.db import session_scope
+from core.writers.base import Evidence
+from tests.conftest import write_jsonl
+
+# -- the rules -----------------------------------------------------------------------------
+
+
+def test_a_section_splits_when_its_new_pages_would_take_it_over_its_budget() -> None:
+    sections = {"a": (200, 4), "b": (100, 4), "c": (390, 3)}
+    budget = Budget(words=400)
+    # a: 200 + 4 × 50 = 400, not over; b: 100 + 5 × 25 under; c: 390 + 3 × 130 over
+    assert sections_to_split(sections, {"a": 4, "b": 5, "c": 3}, budget, 2) == ["c"]
+    assert sections_to_split(sections, {"a": 5, "c": 3}, budget, 2) == ["a", "c"]  # most first
+    assert sections_to_split(sections, {"a": 5, "c": 3}, budget, 1) == ["a"]  # room for one
+    assert sections_to_split(sections, {"c": 2}, budget, 2) == []  # two pages fit somehow
+    assert sections_to_split(sections, {"c": 9}, Budget(words=0), 2) == []  # no word budget
+
+
+def test_the_least_relevant_section_gives_way_only_to_more_relevant_pages() -> None:
+    ranks = {1: 0.5, 2: 0.45, 3: 0.2, 4: 0.25, 5: 0.1, 10: 0.4, 11: 0.42}
+    sections = {"typing": [1, 2], "release": [3, 4], "shared": [5, 1]}
+    # "shared" is least relevant, but its source 1 is cited elsewhere too: it cannot go whole
+    assert section_to_yield(sections, ranks, [10, 11]) == "release"
+    assert section_to_yield(sections, ranks, [10, 11], protected=[3]) is None  # the news stays
+    assert section_to_yield(sections, ranks, [3]) is None  # the new pages are no better
+
+
+def test_a_split_section_is_named_as_a_part_of_its_parent() -> None:
+    pages = [
+        Evidence(
+            7, "https://ex.org/7", "Protocols: Structural subtyping (duck typing)", "", rank=0
+        ),
+        Evidence(8, "https://ex.org/8", "Literal Types", "", rank=1),
+    ]
+    q = "How is static typing in Python evolving?"
+    assert part_heading("Type hints", "Structural subtyping protocols", pages, q) == (
+        "Type hints: Structural subtyping protocols"
+    )
+    # a list of title words, or a lone word the parent already says: the best page's title
+    assert part_heading("Type hints", "Generic and typing", pages, q) == "Type hints: Protocols"
+    assert part_heading("Type hints", "Typing", pages, q) == "Type hints: Protocols"
+    # a part of a part is named within the root
+    assert part_heading("Type hints: Protocols", "Typing", pages[1:], q) == (
+        "Type hints: Literal Types"
+    )
+
+
+# -- through an update ---------------------------------------------------------------------
+QUESTION = "How is the Widget packaging format evolving: archive layout, signing?"
+
+
+def _page(slug: str, as_of: str, title: str, text: str) -> dict:
+    return {
+        "url": f"https://ex.org/{slug}",
+        "title": title,
+        "as_of": as_of,
+        "content": f"Title: {title}\nStatus: Draft\n\n{text}",
+    }
+
+
+LAYOUT = (
+    "The widget archive layout puts package metadata in a top level folder of the archive. "
+    "Tools read the widget archive layout before they install the package contents. "
+)
+SIGNING = (
+    "Widget archive signing attaches a detached signature file to each widget archive. "
+    "Installers verify the widget archive signature against a published signing key. "
+)
+MIRRORS = (
+    "Widget archive mirrors copy each widget archive to servers in many countries. "
+    "Volunteers run the widget archive mirrors that installers download packages from. "
+)
+NEW_SIGNING = {
+    "rotation": "Widget packaging format archive signing now rotates the signing key of archives. "
+    "Installers verify a widget archive signature against both the old and new signing key. ",
+    "transparency": "Widget packaging format archive signing adds a signature transparency log. "
+    "Installers verify that a widget archive signature appears in the signing transparency log. ",
+    "timestamps": "Widget packaging format archive signing adds a timestamp to each signature. "
+    "Installers verify the widget archive signature timestamp before the signing key expires. ",
+}
+
+
+def test_new_pages_for_a_full_section_get_a_section_of_their_own(
+    workspace: Path, tmp_path: Path
+) -> None:
+    records = [
+        _page("layout", "2024-01-01", "Widget archive layout", LAYOUT),
+        _page("signing", "2024-01-01", "Widget archive signing", SIGNING),
+        _page("mirrors", "2024-01-01", "Widget archive mirrors", MIRRORS),
+        *(
+            _page(slug, "2024-06-01", f"Widget archive signing {slug}", text)
+            for slug, text in NEW_SIGNING.items()
+        ),
+    ]
+    add_corpus("ws", write_jsonl(tmp_path / "ws.jsonl", records))
+    made = create_report(
+        QUESTION,
+        as_of=parse_as_of("2024-02-01"),
+        source="corpus:ws",
+        settings={"max_section_words": 50},
+    )
+    result = update_report(made["report_id"], as_of=parse_as_of("2024-07-01"))
+    with session_scope() as s:
+        props = proposals_of(s, result["run_id"])
+        added = [p for p in props if p.action == "add" and p.level >= 1 and p.heading]
+        signing = next(p for p in props if p.heading == "Signing")
+        assert [p.heading.split(": ")[0] for p in added] == ["Signing"], [
+            (p.heading, p.action, p.rationale) for p in props
+        ]
+        assert "a section of their own" in added[0].rationale
+        assert added[0].decision == "pending"
+        # the full section is left as it was: its new pages went to the new one
+        assert signing.action == "keep"
+        assert len(set(cited_markers(added[0].new_text or ""))) >= 2

@@ -69,8 +69,8 @@ def discover(
 
     def run_search(query: str, k: int) -> list[SearchResult]:
         meter.add("discover", search.name, searches=1)
-        found = search.search(query, max_results=k * DEEPEN, start_date=start, end_date=end)
-        return [h for h in deepened(found, k) if h.url not in known]
+        found = search.search(query, max_results=k, start_date=start, end_date=end)
+        return [h for h in found if h.url not in known]
 
     if progress:
         progress("searching for new evidence")
@@ -225,29 +225,6 @@ def _relevant(
     scores = relevance.page_scores(pages)
     by_url = dict(stored)
     return [(u, by_url[u]) for u in fuse(list(by_url), scores) if scores[u] >= floor]
-
-
-#: a window search asks for this many times the hits it keeps for sure ...
-DEEPEN = 3
-#: ... and keeps the further ones that score at least this share of its best hit
-DEEP_SHARE = 0.3
-
-
-def deepened(hits: Sequence[SearchResult], k: int) -> list[SearchResult]:
-    """The first ``k`` of a window search's ``hits`` (best first), then those further
-    down that still score at least DEEP_SHARE of the best one.
-
-    A year in which much was written about the question puts more of its relevant pages
-    further down the list than a quiet year: a fixed depth missed half of them (PEP
-    questions, relevant pages new in each window: 57% within the first 20 hits, 70%
-    with the hits scoring ≥ 0.3 of the best; Swift 86% → 92%, for 1.37× and 1.17× the
-    fetches). The depth follows the search's own scores, so a quiet window costs no
-    more; a provider that reports no scores keeps its first ``k``."""
-    hits = list(hits)
-    top = hits[0].score if hits else 0.0
-    if top <= 0:
-        return hits[:k]
-    return hits[:k] + [h for h in hits[k:] if h.score >= DEEP_SHARE * top]
 
 
 PLACE_MIN = 0.06

@@ -16,6 +16,7 @@ from core.sources.corpus import add_corpus
 from core.store.db import session_scope
 from core.writers.base import Evidence
 from tests.conftest import write_jsonl
+from tests.test_prune import LAYOUT, SIGNING
 
 # -- the rules -----------------------------------------------------------------------------
 
@@ -73,14 +74,6 @@ def _page(slug: str, as_of: str, title: str, text: str) -> dict:
     }
 
 
-LAYOUT = (
-    "The widget archive layout puts package metadata in a top level folder of the archive. "
-    "Tools read the widget archive layout before they install the package contents. "
-)
-SIGNING = (
-    "Widget archive signing attaches a detached signature file to each widget archive. "
-    "Installers verify the widget archive signature against a published signing key. "
-)
 MIRRORS = (
     "Widget archive mirrors copy each widget archive to servers in many countries. "
     "Volunteers run the widget archive mirrors that installers download packages from. "

@@ -38,17 +38,7 @@ def propose_added(
     stay in the pool for a later update). ``within``: the heading of the full section
     the pages overflow; they make one section, named as a part of it."""
     bundle = [f.evidence for f in orphans]
-    most = 1 if within else max(1, len(orphans) // 3)
-    outline = call_writer(
-        meter,
-        "outline",
-        writer.name,
-        lambda: writer.propose_outline(report.query, bundle, most),
-    )
-    if within and outline:
-        markers = tuple(m for item in outline for m in item.markers)
-        heading = part_heading(within, outline[0].heading, bundle, report.query)
-        outline = [OutlineItem(heading, outline[0].level, markers)]
+    outline = _outline(report.query, meter, writer, bundle, within)
     existing = [s.heading for s in sections]
     keys = make_section_keys(existing + [item.heading for item in outline])[len(existing) :]
     out = []
@@ -85,6 +75,22 @@ def propose_added(
             )
         )
     return out
+
+
+def _outline(
+    question: str, meter: CostMeter, writer: Writer, bundle: list[Evidence], within: str | None
+) -> list[OutlineItem]:
+    """The writer's outline for new pages: a section per three of them, or — the overflow
+    of the full section headed ``within`` — one, named as a part of it."""
+    most = 1 if within else max(1, len(bundle) // 3)
+    outline = call_writer(
+        meter, "outline", writer.name, lambda: writer.propose_outline(question, bundle, most)
+    )
+    if not (within and outline):
+        return outline
+    markers = tuple(m for item in outline for m in item.markers)
+    heading = part_heading(within, outline[0].heading, bundle, question)
+    return [OutlineItem(heading, outline[0].level, markers)]
 
 
 def _why_added(n: int, within: str | None) -> str:

@@ -129,3 +129,41 @@ def test_two_field_summaries_of_one_thing_read_as_one_sentence() -> None:
     same_label = status.replace("reached", "taken")
     for second in (other_page, other_thing, same_label):
         assert merge_summaries([status, second]) == [status, second]
+
+
+CODE_PAGE = """Type parameters may refer to earlier type parameters of the same class definition.
+
+::
+
+    # No compiler error here, but a type checker reports one. Future extensions to
+    # the type system may remove this limitation of type parameters and type checkers.
+    class ClassA[S, T: Sequence[S]]: ...
+
+.. code-block:: python
+
+    x = 1  # a value. Type checkers report an error for type parameters written so.
+    class ClassB[T: Sequence[T]]: ...
+
+```python
+x = 2  # a value. Type parameters of a generic function are checked by type checkers.
+def first[T](items: list[T]) -> T: ...
+```
+
+    An indented quotation from the type system discussion stays quotable prose here.
+
+A type checker reports an error when a bound refers to a later type parameter.
+"""
+
+
+def test_comments_in_code_blocks_are_not_quoted_as_sentences() -> None:
+    ev = Evidence(3, "https://ex.org/695", "Type Parameter Syntax", CODE_PAGE)
+    body = (
+        OfflineWriter(sentences_per_section=20, per_source=10)
+        .write_section("How do type parameters work?", "Type parameters and type checkers", [ev])
+        .body
+    )
+    assert "Type parameters may refer to earlier type parameters" in body
+    assert "A type checker reports an error when a bound" in body
+    for code in ("Future extensions", "ClassA", "Type checkers report", "generic function"):
+        assert code not in body, body
+    assert "An indented quotation" in body  # an indented block of another kind is prose

@@ -60,7 +60,7 @@ def _quotable(content: str) -> tuple[str, ...]:
     # a pure function of the text: the same source is quoted by many sections and runs
     out: list[str] = []
     seen: set[str] = set()
-    for raw in split_sentences(content):
+    for raw in split_sentences(without_code(content)):
         s = clean_inline(raw)
         if not 40 <= len(s) <= 360 or s in seen:
             continue
@@ -74,6 +74,57 @@ def _quotable(content: str) -> tuple[str, ...]:
         seen.add(s)
         out.append(s)
     return tuple(out)
+
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+#: an rst directive whose body is code, not prose
+_CODE_DIRECTIVE = re.compile(
+    r"^\s*\.\.\s+(?:code-block|code|sourcecode|literalinclude|doctest|productionlist)::", re.I
+)
+
+
+def without_code(content: str) -> str:
+    """``content`` with its code blocks blanked out, line for line: fenced blocks
+    (```` ``` ```` or ``~~~``), rst literal blocks (the indented block after a paragraph
+    ending in ``::``) and the bodies of rst code directives (``.. code-block::`` …). A
+    code comment reads like prose ("Future extensions to the type system may # eliminate
+    this limitation.") and would otherwise be quoted as a sentence. Indented blocks of
+    any other kind are kept: in rst they are quotations, list items or notes."""
+    lines = content.split("\n")
+    out: list[str] = []
+    fence: str | None = None
+    literal = False  # the next indented block is code
+    block_indent: int | None = None  # indent of the code block being skipped
+    last = ""  # the last non-blank line outside code
+    for line in lines:
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if fence is not None:
+            out.append("")
+            if stripped.startswith(fence):
+                fence = None
+            continue
+        if block_indent is not None:
+            if not stripped or indent >= block_indent:
+                out.append("")
+                continue
+            block_indent = None
+        if (m := _FENCE.match(line)) is not None:
+            fence = m.group(1)
+            out.append("")
+            continue
+        if literal and stripped:
+            if indent > len(last) - len(last.lstrip()):
+                block_indent = indent
+                literal = False
+                out.append("")
+                continue
+            literal = False
+        if stripped:
+            literal = stripped.endswith("::") or bool(_CODE_DIRECTIVE.match(line))
+            last = line
+        out.append(line)
+    return "\n".join(out)
 
 
 #: what ends a paragraph between two sentences of a page: a blank line, or a heading line

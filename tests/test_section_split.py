@@ -5,16 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from sqlmodel import select
+
 from core.dates import parse_as_of
 from core.domain.citations import cited_markers
 from core.domain.source_plan import Budget, section_to_yield, sections_to_split
 from core.engine.creation import create_report
 from core.engine.report_proposals import part_heading
-from core.engine.review import proposals_of
+from core.engine.review import get_run, proposals_of
 from core.engine.update import update_report
 from core.sources.corpus import add_corpus
 from core.store.db import session_scope
-from core.writers.base import Evidence
+from core.store.models import PoolEntry, Source
+from core.writers.base import Evidence, WriterFailed
+from core.writers.offline import OfflineWriter
 from tests.conftest import write_jsonl
 from tests.test_prune import LAYOUT, SIGNING
 
@@ -88,9 +93,8 @@ NEW_SIGNING = {
 }
 
 
-def test_new_pages_for_a_full_section_get_a_section_of_their_own(
-    workspace: Path, tmp_path: Path
-) -> None:
+def _signing_report(tmp_path: Path) -> int:
+    """A report whose "Signing" section is full, and three new signing pages after it."""
     records = [
         _page("layout", "2024-01-01", "Widget archive layout", LAYOUT),
         _page("signing", "2024-01-01", "Widget archive signing", SIGNING),
@@ -107,7 +111,13 @@ def test_new_pages_for_a_full_section_get_a_section_of_their_own(
         source="corpus:ws",
         settings={"max_section_words": 50},
     )
-    result = update_report(made["report_id"], as_of=parse_as_of("2024-07-01"))
+    return int(made["report_id"])
+
+
+def test_new_pages_for_a_full_section_get_a_section_of_their_own(
+    workspace: Path, tmp_path: Path
+) -> None:
+    result = update_report(_signing_report(tmp_path), as_of=parse_as_of("2024-07-01"))
     with session_scope() as s:
         props = proposals_of(s, result["run_id"])
         added = [p for p in props if p.action == "add" and p.level >= 1 and p.heading]
@@ -120,3 +130,24 @@ def test_new_pages_for_a_full_section_get_a_section_of_their_own(
         # the full section is left as it was: its new pages went to the new one
         assert signing.action == "keep"
         assert len(set(cited_markers(added[0].new_text or ""))) >= 2
+
+
+def test_a_split_the_writer_cannot_plan_is_flagged_and_the_pages_stay_pooled(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report_id = _signing_report(tmp_path)
+
+    def fails(*_args: object, **_kwargs: object) -> None:
+        raise WriterFailed("the model's outline was not JSON")
+
+    monkeypatch.setattr(OfflineWriter, "propose_outline", fails)
+    result = update_report(report_id, as_of=parse_as_of("2024-07-01"))
+    with session_scope() as s:
+        flags = get_run(s, result["run_id"]).summary["flags"]
+        assert any("are more than “Signing” holds" in f for f in flags), flags
+        props = proposals_of(s, result["run_id"])
+        assert not [p for p in props if p.action == "add" and p.level >= 1 and p.heading]
+        pooled = s.exec(
+            select(Source.url).join(PoolEntry).where(PoolEntry.report_id == report_id)
+        ).all()
+        assert {f"https://ex.org/{slug}" for slug in NEW_SIGNING} <= set(pooled)

@@ -302,9 +302,10 @@ def _propose_new_sections(u: Update, done: dict[str, SectionProposal]) -> None:
         except (WriterFailed, BudgetExceeded) as exc:
             # adding sections is optional: the pages stay in the pool for a later update
             new_sections = []
+            where = f"are more than “{within}” holds" if within else "fit no section"
             u.flags.append(
-                f"needs attention: {len(pages)} new page(s) fit no section and no new "
-                f"section could be planned ({exc}); they stay in the evidence pool"
+                f"needs attention: {len(pages)} new page(s) {where} and no new section "
+                f"could be planned ({exc}); they stay in the evidence pool"
             )
         for proposal in new_sections:
             u.session.add(proposal)

@@ -90,7 +90,7 @@ def report_form(report_id: int) -> None:
             "Concurrency", *_bounds("concurrency"), int(cfg["concurrency"]), key="set_concurrency"
         )
         max_sections = c3.number_input(
-            "Max sections (from scratch)",
+            "Max sections",
             *_bounds("max_sections"),
             int(cfg["max_sections"]),
             key="set_max_sections",

@@ -232,7 +232,11 @@ def settings_cmd(
     ] = None,
     max_sections: Annotated[
         int | None,
-        typer.Option("--max-sections", help="Sections a from-scratch research writes at most."),
+        typer.Option(
+            "--max-sections",
+            help="Sections a report holds at most (a research writes up to this many; an "
+            "update splits a full section only within it).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:

@@ -63,7 +63,9 @@ class ReportSettings(BaseModel):
     tau: float = Field(DEFAULT_TAU, ge=0.5, le=1.0)
     #: pages fetched at once
     concurrency: int = Field(8, ge=1, le=64)
-    #: sections a from-scratch research writes at most
+    #: sections a report holds at most: a from-scratch research writes up to this many, and
+    #: an update splits a full section only within it (making room by letting the least
+    #: relevant section go)
     max_sections: int = Field(6, ge=1, le=30)
     #: search breadth of a from-scratch research and of an update's discovery (not on the
     #: screens; scripts set them)

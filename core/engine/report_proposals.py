@@ -96,9 +96,9 @@ def _outline(
 def _why_added(n: int, within: str | None) -> str:
     if within is None:
         return f"{sources_fit(n)} no existing section."
+    sources = "1 new source is" if n == 1 else f"{n} new sources are"
     return (
-        f"{sources_fit(n)} “{within}”, more than its word budget holds beside what it "
-        "says: a section of their own."
+        f"{sources} about “{within}”, which is at its word budget: they get a section of their own."
     )
 
 
@@ -117,6 +117,15 @@ def part_heading(parent: str, cluster: str, pages: list[Evidence], question: str
     best = min(pages, key=lambda e: (e.rank, e.marker)) if pages else None
     title = re.sub(r"\s*\([^)]*\)", "", clean_inline(best.title)) if best else ""
     title = " ".join(title.split(": ", 1)[0].split()).strip(" .")
+    words = title.split()
+    lead = 0  # the opening words the parent or the question says (or stop words)
+    while lead < len(words) and not any(c.isdigit() for c in words[lead]):
+        if not set(terms(words[lead])) <= said:
+            break
+        lead += 1
+    rest = " ".join(words[lead:])
+    if set(terms(rest)) - said and not rest[0].isdigit():  # still names something new
+        title = rest[0].upper() + rest[1:]
     return f"{root}: {title}" if title else root
 
 

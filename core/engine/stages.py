@@ -311,6 +311,21 @@ def _propose_new_sections(u: Update, done: dict[str, SectionProposal]) -> None:
             u.session.add(proposal)
             u.proposals.append(proposal)
             sections.append(proposal)
+        if within is not None and new_sections:
+            _note_split(u, within, len(pages), new_sections[0].heading)
+
+
+def _note_split(u: Update, parent: str, n: int, heading: str) -> None:
+    """The full section's proposal says where its new pages went."""
+    for p in u.proposals:
+        if p.heading == parent and p.action != Action.ADD:
+            note = (
+                f"It is at its word budget: its {n} new sources went to a section of their "
+                f"own, “{heading}”."
+            )
+            said = (p.rationale or "").replace(" and nothing new was found", "")
+            p.rationale = f"{said} {note}".strip()
+            return
 
 
 STAGES: tuple[tuple[str, Stage], ...] = (

@@ -107,8 +107,10 @@ def part_heading(parent: str, cluster: str, pages: list[Evidence], question: str
     before ": "), as "Parent: part". The part is the ``cluster`` heading the outline gave
     the pages when it is a phrase that says something the parent and the question do
     not (two content words or more, not a list of title words like "Add, property and
-    swift"); otherwise the most relevant page's title, its first clause. A lone word
-    ("Wheel" under "Wheels") names no part of anything."""
+    swift"); otherwise the most relevant page's title — its first clause, less the words
+    it opens with that the parent or the question already say ("Signing: Transparency",
+    not "Signing: Widget archive signing transparency"), unless a number would then lead.
+    A lone word ("Wheel" under "Wheels") names no part of anything."""
     root = parent.split(": ", 1)[0]
     said = set(terms(root)) | set(terms(question))
     listed = _WORD_LIST.fullmatch(cluster) is not None

@@ -126,7 +126,7 @@ def test_new_pages_for_a_full_section_get_a_section_of_their_own(
             (p.heading, p.action, p.rationale) for p in props
         ]
         assert "a section of their own" in added[0].rationale
-        assert added[0].heading.startswith("Signing: ") and "Widget" not in added[0].heading
+        assert added[0].heading.startswith("Signing: Widget archive signing ")
         assert f"“{added[0].heading}”" in signing.rationale  # where its new pages went
         assert "nothing new was found" not in signing.rationale
         assert added[0].decision == "pending"

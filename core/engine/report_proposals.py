@@ -107,10 +107,10 @@ def part_heading(parent: str, cluster: str, pages: list[Evidence], question: str
     before ": "), as "Parent: part". The part is the ``cluster`` heading the outline gave
     the pages when it is a phrase that says something the parent and the question do
     not (two content words or more, not a list of title words like "Add, property and
-    swift"); otherwise the most relevant page's title — its first clause, less the words
-    it opens with that the parent or the question already say ("Signing: Transparency",
-    not "Signing: Widget archive signing transparency"), unless a number would then lead.
-    A lone word ("Wheel" under "Wheels") names no part of anything."""
+    swift"); otherwise the most relevant page's title, its first clause, whole: words
+    it shares with the parent are often half of a compound ("Task Naming", "Freestanding
+    Declaration Macros"). A lone word ("Wheel" under "Wheels") names no part of
+    anything."""
     root = parent.split(": ", 1)[0]
     said = set(terms(root)) | set(terms(question))
     listed = _WORD_LIST.fullmatch(cluster) is not None
@@ -119,15 +119,6 @@ def part_heading(parent: str, cluster: str, pages: list[Evidence], question: str
     best = min(pages, key=lambda e: (e.rank, e.marker)) if pages else None
     title = re.sub(r"\s*\([^)]*\)", "", clean_inline(best.title)) if best else ""
     title = " ".join(title.split(": ", 1)[0].split()).strip(" .")
-    words = title.split()
-    lead = 0  # the opening words the parent or the question says (or stop words)
-    while lead < len(words) and not any(c.isdigit() for c in words[lead]):
-        if not set(terms(words[lead])) <= said:
-            break
-        lead += 1
-    rest = " ".join(words[lead:])
-    if set(terms(rest)) - said and not rest[0].isdigit():  # still names something new
-        title = rest[0].upper() + rest[1:]
     return f"{root}: {title}" if title else root
 
 

@@ -24,10 +24,9 @@ from core.domain.citations import (
 )
 from core.domain.sentences import split_cited_sentences
 from core.domain.source_plan import INCUMBENT_BONUS
-from core.domain.text import figures
+from core.domain.text import FENCE, figures
 
 REPEAT_RATIO = 92  # rapidfuzz ratio at which two sentences state the same thing
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _UNIT_LINE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")
 
 
@@ -38,8 +37,8 @@ def _units(body: str) -> list[tuple[str, list[str]]]:
     fenced = False
     for block in body.split("\n\n"):
         lines = block.split("\n")
-        opens = sum(1 for line in lines if _FENCE.match(line)) % 2 == 1
-        if fenced or opens or block.startswith("    ") or any(_FENCE.match(x) for x in lines):
+        opens = sum(1 for line in lines if FENCE.match(line)) % 2 == 1
+        if fenced or opens or block.startswith("    ") or any(FENCE.match(x) for x in lines):
             blocks.append(("code", [block]))
             fenced = fenced != opens
             continue

@@ -76,7 +76,8 @@ def _quotable(content: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+#: a code fence line (its fence: the closing line starts with it)
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 #: an rst directive whose body is code, not prose
 _CODE_DIRECTIVE = re.compile(
     r"^\s*\.\.\s+(?:code-block|code|sourcecode|literalinclude|doctest|productionlist)::", re.I
@@ -109,7 +110,7 @@ def without_code(content: str) -> str:
                 out.append("")
                 continue
             block_indent = None
-        if (m := _FENCE.match(line)) is not None:
+        if (m := FENCE.match(line)) is not None:
             fence = m.group(1)
             out.append("")
             continue

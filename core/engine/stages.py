@@ -208,7 +208,8 @@ def _split_full(u: Update) -> dict[str, list[Found]]:
     proposed for review like any other."""
     plan, budget = u.plan, budget_of(u.cfg)
     body = [s for s in u.own if s.level >= 1]
-    full = {s.key: (words(s.body), len(set(cited_markers(s.body)))) for s in body}
+    cited = {s.key: cited_markers(s.body) for s in body}
+    full = {s.key: (words(s.body), len(set(cited[s.key]))) for s in body}
     incoming = {k: len(v) for k, v in u.assigned.items()}
     free = int(u.cfg.get("max_sections") or 0) - len(body) - (1 if u.orphans else 0)
     split = sections_to_split(full, incoming, budget, max(free, 1))
@@ -217,7 +218,7 @@ def _split_full(u: Update) -> dict[str, list[Found]]:
             return {}
         facets = {f.name.casefold() for f in facets_of(u.report.query)}
         markers = {
-            s.key: cited_markers(s.body)
+            s.key: cited[s.key]
             for s in body
             if s.key not in split and s.heading.casefold() not in facets
         }
@@ -291,10 +292,11 @@ def _propose_new_sections(u: Update, done: dict[str, SectionProposal]) -> None:
         return
     u.progress("writing new sections")
     headings = {s.key: s.heading for s in u.sections}
-    groups = [(None, u.orphans)] if u.orphans else []
-    groups += [(headings[key], pages) for key, pages in u.splits.items()]
+    groups: list[tuple[str | None, list[Found]]] = [(None, u.orphans)] if u.orphans else []
+    groups += list(u.splits.items())
     sections = list(u.sections)
-    for within, pages in groups:
+    for parent, pages in groups:
+        within = headings[parent] if parent is not None else None
         try:
             new_sections = propose_added(
                 u.report, u.run, u.meter, u.writer, pages, sections, within=within
@@ -311,14 +313,15 @@ def _propose_new_sections(u: Update, done: dict[str, SectionProposal]) -> None:
             u.session.add(proposal)
             u.proposals.append(proposal)
             sections.append(proposal)
-        if within is not None and new_sections:
-            _note_split(u, within, len(pages), new_sections[0].heading)
+        if parent is not None and new_sections:
+            _note_split(u, parent, len(pages), new_sections[0].heading)
 
 
 def _note_split(u: Update, parent: str, n: int, heading: str) -> None:
-    """The full section's proposal says where its new pages went."""
+    """The full section's proposal (section key ``parent``) says where its new pages
+    went."""
     for p in u.proposals:
-        if p.heading == parent and p.action != Action.ADD:
+        if p.key == parent:
             note = (
                 f"It is at its word budget: its {n} new sources went to a section of their "
                 f"own, “{heading}”."

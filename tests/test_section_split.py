@@ -4,16 +4,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sqlmodel import select
 
 from core.dates import parse_as_of
 from core.domain.citations import cited_markers
-from core.domain.source_plan import Budget, section_to_yield, sections_to_split
+from core.domain.source_plan import Budget, SourcePlan, section_to_yield, sections_to_split
 from core.engine.creation import create_report
+from core.engine.evidence import Found
+from core.engine.rationales import shortened
 from core.engine.report_proposals import part_heading
 from core.engine.review import get_run, proposals_of
+from core.engine.section_proposals import section_case
 from core.engine.update import update_report
 from core.sources.corpus import add_corpus
 from core.store.db import session_scope
@@ -154,3 +158,17 @@ def test_a_split_the_writer_cannot_plan_is_flagged_and_the_pages_stay_pooled(
             select(Source.url).join(PoolEntry).where(PoolEntry.report_id == report_id)
         ).all()
         assert {f"https://ex.org/{slug}" for slug in NEW_SIGNING} <= set(pooled)
+
+
+def test_a_new_page_the_budget_cuts_is_named_by_its_title() -> None:
+    """The budget may cut a new page's sentences from the section it was put in; the
+    rationale names it by its title (it said "source [N]": only cited pages' titles were
+    looked up)."""
+    section = SimpleNamespace(key="s", heading="Signing", level=2, body="")
+    page = Evidence(7, "https://ex.org/rotation", "Widget archive signing rotation", "Text.")
+    d = SimpleNamespace(by_marker={}, plan=SourcePlan({}, {}, set(), {}))
+    case = section_case(d, section, [Found(page, None)], 0, [])  # type: ignore[arg-type]
+    assert shortened([7], case.titles, Budget(words=50)) == [
+        "Shortened to the section's budget of 50 words: dropped sentences of its least "
+        "relevant sources (Widget archive signing rotation [7])."
+    ]

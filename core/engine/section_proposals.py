@@ -133,7 +133,8 @@ def section_case(
         drop_markers(section.body, [m for m in markers if m in plan.cuts]),
         [m for m in markers if m in plan.superseded],
     )
-    titles = {m: title_of(by_marker[m]) for m in markers}
+    titles = {f.evidence.marker: f.evidence.title or f.evidence.url for f in new}
+    titles |= {m: title_of(by_marker[m]) for m in markers}
     pruning = plan.reasons([m for m in markers if m in plan.cuts or m in plan.superseded], titles)
     if trimmed != section.body:
         left = {sentence_key(s) for _p, s, _m in cited_sentences(trimmed)}

@@ -37,7 +37,8 @@ def test_a_section_splits_when_its_new_pages_would_take_it_over_its_budget() -> 
     assert sections_to_split(sections, {"a": 4, "b": 5, "c": 3}, budget, 2) == ["c"]
     assert sections_to_split(sections, {"a": 5, "c": 3}, budget, 2) == ["a", "c"]  # most first
     assert sections_to_split(sections, {"a": 5, "c": 3}, budget, 1) == ["a"]  # room for one
-    assert sections_to_split(sections, {"c": 2}, budget, 2) == []  # two pages fit somehow
+    assert sections_to_split(sections, {"c": 1}, budget, 2) == []  # one page goes into it
+    assert sections_to_split(sections, {"c": 2}, budget, 2) == ["c"]  # two are a part of their own
     assert sections_to_split(sections, {"c": 9}, Budget(words=0), 2) == []  # no word budget
 
 

@@ -62,9 +62,9 @@ def sections_to_split(
     those of the newest, least cited pages: a typing report created in 2016 was sent
     eight typing pages for its one typing section in 2017 and kept two of them, while
     its off-topic sections stayed. Several new pages on a section's subject are a part
-    of the question of their own, so they get a section. Two are enough: from 2021 on,
-    that report was sent two typing pages a year and cut both each time (measured, PEP
-    and Swift benches: ``BENCHMARKS.md``); one new page still goes into the section."""
+    of the question of their own, so they get a section. Two are enough: in 2023 and
+    2024 that report was sent two typing pages a year and cut three of the four (PEP and
+    Swift benches: ``BENCHMARKS.md``); one new page still goes into the section."""
     if budget.words <= 0 or free <= 0:
         return []
 

@@ -25,7 +25,7 @@ from core.store.models import PoolEntry, Source
 from core.writers.base import Evidence, WriterFailed
 from core.writers.offline import OfflineWriter
 from tests.conftest import write_jsonl
-from tests.test_prune import LAYOUT, SIGNING
+from tests.test_prune import LAYOUT, MASCOT, SIGNING
 
 # -- the rules -----------------------------------------------------------------------------
 
@@ -173,3 +173,57 @@ def test_a_new_page_the_budget_cuts_is_named_by_its_title() -> None:
         "Shortened to the section's budget of 50 words: dropped sentences of its least "
         "relevant sources (Widget archive signing rotation [7])."
     ]
+
+
+def _crowded_report(tmp_path: Path) -> int:
+    """A report at its ``max_sections`` (no facets in its question: any section may give
+    way), and three new signing pages after it."""
+    records = [
+        _page("layout", "2024-01-01", "Widget archive layout", LAYOUT),
+        _page("signing", "2024-01-01", "Widget archive signing", SIGNING),
+        _page("mirrors", "2024-01-01", "Widget archive mirrors", MIRRORS),
+        _page("mascot", "2024-01-01", "Widget mascot", MASCOT),
+        *(
+            _page(slug, "2024-06-01", f"Widget archive signing {slug}", text)
+            for slug, text in NEW_SIGNING.items()
+        ),
+    ]
+    add_corpus("ws", write_jsonl(tmp_path / "ws.jsonl", records))
+    made = create_report(
+        "How is the Widget packaging format evolving?",
+        as_of=parse_as_of("2024-02-01"),
+        source="corpus:ws",
+        settings={"max_section_words": 50, "max_sections": 3},
+    )
+    return int(made["report_id"])
+
+
+def test_a_section_gives_way_to_a_split_when_the_report_has_no_room(
+    workspace: Path, tmp_path: Path
+) -> None:
+    result = update_report(_crowded_report(tmp_path), as_of=parse_as_of("2024-07-01"))
+    with session_scope() as s:
+        props = proposals_of(s, result["run_id"])
+        gone = [p for p in props if p.action == "remove"]
+        added = [p for p in props if p.action == "add" and p.level >= 1 and p.heading]
+        assert len(gone) == 1 and len(added) == 1, [(p.heading, p.action) for p in props]
+        assert "makes room for a new one" in (gone[0].rationale or "")
+
+
+def test_a_split_the_writer_cannot_plan_takes_no_section_s_place(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The section that was to give way keeps its sources when the split is not written."""
+    report_id = _crowded_report(tmp_path)
+
+    def fails(*_args: object, **_kwargs: object) -> None:
+        raise WriterFailed("the model's outline was not JSON")
+
+    monkeypatch.setattr(OfflineWriter, "propose_outline", fails)
+    result = update_report(report_id, as_of=parse_as_of("2024-07-01"))
+    with session_scope() as s:
+        flags = get_run(s, result["run_id"]).summary["flags"]
+        assert any("no new section could be planned" in f for f in flags), flags
+        props = proposals_of(s, result["run_id"])
+        assert [p.heading for p in props if p.action in ("remove", "add") and p.level >= 1] == []
+        assert not any("makes room" in (p.rationale or "") for p in props)

@@ -65,6 +65,8 @@ class Update(RunContext):
     assigned: dict[str, list[Found]] = field(default_factory=dict)  # section key → new pages
     orphans: list[Found] = field(default_factory=list)  # new pages no section takes
     splits: dict[str, list[Found]] = field(default_factory=dict)  # full section → its overflow
+    #: full section → the sources cut so that a section could give way to its split
+    made_room: dict[str, list[int]] = field(default_factory=dict)
     proposals: list[SectionProposal] = field(default_factory=list)  # propose
 
     @classmethod
@@ -233,6 +235,7 @@ def _split_full(u: Update) -> dict[str, list[Found]]:
             f"“{heading}” are more about the question"
         )
         plan.cuts.update({m: why for m in markers[gives_way]})
+        u.made_room[split[0]] = list(markers[gives_way])
     return {key: u.assigned.pop(key) for key in split}
 
 
@@ -241,8 +244,9 @@ def propose_stage(u: Update) -> None:
     once, then the overview and key facts rebuilt from the proposals. A resumed run keeps
     the proposals it already wrote (no second writer call)."""
     done = {p.key: p for p in proposals_of(u.session, u.run.id)}
+    added = _new_sections(u, done)  # first: a split no writer could plan makes no room
     _propose_sections(u, done)
-    _propose_new_sections(u, done)
+    _add_new_sections(u, added)
     if u.plan is not None and u.plan.scores:  # something changed: state each fact once
         merge_repeated_facts([p for p in u.proposals if p.key not in done])
     u.progress("updating the overview")
@@ -283,18 +287,22 @@ def _propose_sections(u: Update, done: dict[str, SectionProposal]) -> None:
         u.proposals.append(proposal)
 
 
-def _propose_new_sections(u: Update, done: dict[str, SectionProposal]) -> None:
-    """New sections: one set for the pages no section takes, one for each full section's
-    overflow (named within it). A resumed run keeps the ones it already wrote."""
+def _new_sections(
+    u: Update, done: dict[str, SectionProposal]
+) -> list[tuple[str | None, SectionProposal]]:
+    """New sections, each with the full section it splits off (None: pages no section
+    takes), written before the report's own sections are proposed: when the writer
+    cannot plan a split, the section that was to give way for it keeps its sources. A
+    resumed run keeps the ones it already wrote."""
     added = [p for p in done.values() if p.action == Action.ADD]
     if added or not (u.orphans or u.splits):
-        u.proposals.extend(added)
-        return
+        return [(None, p) for p in added]
     u.progress("writing new sections")
     headings = {s.key: s.heading for s in u.sections}
     groups: list[tuple[str | None, list[Found]]] = [(None, u.orphans)] if u.orphans else []
     groups += list(u.splits.items())
     sections = list(u.sections)
+    out: list[tuple[str | None, SectionProposal]] = []
     for parent, pages in groups:
         within = headings[parent] if parent is not None else None
         try:
@@ -309,12 +317,23 @@ def _propose_new_sections(u: Update, done: dict[str, SectionProposal]) -> None:
                 f"needs attention: {len(pages)} new page(s) {where} and no new section "
                 f"could be planned ({exc}); they stay in the evidence pool"
             )
-        for proposal in new_sections:
-            u.session.add(proposal)
-            u.proposals.append(proposal)
-            sections.append(proposal)
-        if parent is not None and new_sections:
-            _note_split(u, parent, len(pages), new_sections[0].heading)
+            if parent is not None and u.plan is not None:
+                for m in u.made_room.pop(parent, []):
+                    u.plan.cuts.pop(m, None)
+        sections.extend(new_sections)
+        out.extend((parent, p) for p in new_sections)
+    return out
+
+
+def _add_new_sections(u: Update, added: list[tuple[str | None, SectionProposal]]) -> None:
+    """The new sections join the proposals; each full section says where its pages went."""
+    noted: set[str] = set()
+    for parent, proposal in added:
+        u.session.add(proposal)
+        u.proposals.append(proposal)
+        if parent is not None and parent not in noted:
+            noted.add(parent)
+            _note_split(u, parent, len(u.splits.get(parent, [])), proposal.heading)
 
 
 def _note_split(u: Update, parent: str, n: int, heading: str) -> None:

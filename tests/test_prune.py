@@ -33,6 +33,29 @@ def test_dropping_a_source_removes_what_only_it_says_and_keeps_shared_sentences(
     assert "example [2]" in out  # code is never edited
 
 
+def test_a_sentence_a_citation_covers_goes_with_it() -> None:
+    """The offline writer pulls in the sentence a quote leans on and cites the pair once;
+    cutting that source must not leave the first sentence standing uncited (it did: "The
+    only point of discussion was on the name of the expression." outlived its source)."""
+    body = (
+        "Key paths are checked by the compiler [1]. "
+        "The only point of discussion was on the name of the expression. "
+        "`#key` was proposed: it is shorter but says less [4]. "
+        "Dynamic member lookup came later [2]. A closing remark stays."
+    )
+    assert drop_markers(body, [4]) == (
+        "Key paths are checked by the compiler [1]. Dynamic member lookup came later [2]. "
+        "A closing remark stays."
+    )
+    out, cut = fit_words(body, {1: 0.9, 2: 0.8, 4: 0.1}, 20)
+    assert cut == [4] and "only point of discussion" not in out
+    # a fact stated again goes with its lead-in, its citation joining the first statement
+    first = "`#key` was proposed: it is shorter but says less [9]."
+    merged, n = merge_repeats({"a": first, "b": body})
+    assert n == 1 and merged["a"] == "`#key` was proposed: it is shorter but says less [9, 4]."
+    assert "only point of discussion" not in merged["b"] and "[1]" in merged["b"]
+
+
 def test_a_superseded_source_keeps_only_its_status_line() -> None:
     out = keep_fact_lines(BODY, [1])
     assert out.startswith("Alpha — Status: Final; Type: Standard [1].")

@@ -47,8 +47,24 @@ def _units(body: str) -> list[tuple[str, list[str]]]:
         elif block.lstrip().startswith("#"):
             blocks.append(("code", [block]))
         else:
-            blocks.append(("prose", split_cited_sentences(block)))
+            blocks.append(("prose", _claims(split_cited_sentences(block))))
     return blocks
+
+
+def _claims(sentences: list[str]) -> list[str]:
+    """A paragraph's sentences grouped into the units a citation covers: uncited ones join
+    the cited sentence after them. A writer that pulls in the sentence a quote leans on
+    cites the pair once, at its end ("The only point of discussion was the name. `#key`
+    was proposed … [4]."); cutting source 4 must take both, not leave the first standing
+    uncited. Uncited sentences at a paragraph's end stay units of their own."""
+    units: list[str] = []
+    lead: list[str] = []
+    for sentence in sentences:
+        lead.append(sentence)
+        if cited_markers(sentence):
+            units.append(" ".join(lead))
+            lead = []
+    return units + lead
 
 
 def _join(blocks: list[tuple[str, list[str]]]) -> str:
@@ -203,6 +219,12 @@ def _figures(text: str) -> list[str]:
     return sorted(figures(text))
 
 
+def _said(unit: str) -> str:
+    """What a unit states, to compare: its cited sentence (a lead-in joined to it aside),
+    citations left out, case folded."""
+    return strip_citations(split_cited_sentences(unit)[-1]).casefold()
+
+
 def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
     """Sections (key → body) with each fact stated once: a prose sentence that repeats an
     earlier one (rapidfuzz ratio ≥ REPEAT_RATIO, citations aside, and the same figures:
@@ -227,7 +249,7 @@ def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
                 return unit
             if unit.lstrip().startswith(("|", "-", "*", "+")):
                 return unit
-            text = strip_citations(unit).casefold()
+            text = _said(unit)
             if len(text) < 40:
                 return unit
             for owner in kept:
@@ -246,7 +268,7 @@ def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
     for key, body in out.items():
 
         def second_pass(unit: str, key: str = key) -> str:
-            add = extra.get((key, strip_citations(unit).casefold()))
+            add = extra.get((key, _said(unit)))
             if not add:
                 return unit
             have = cited_markers(unit)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from core.writers.base import Evidence
+from core.states import ClaimOutcome
+from core.writers.base import ClaimUpdate, Evidence
 from core.writers.offline import OfflineWriter
 
 QUESTION = "Which companies operate grid battery storage, and how large are they?"
@@ -167,3 +168,26 @@ def test_comments_in_code_blocks_are_not_quoted_as_sentences() -> None:
     for code in ("Future extensions", "ClassA", "Type checkers report", "generic function"):
         assert code not in body, body
     assert "An indented quotation" in body  # an indented block of another kind is prose
+
+
+def test_a_claim_dropped_on_revision_takes_its_lead_in() -> None:
+    """A sentence whose passage is gone is dropped with the uncited sentence it was quoted
+    with (the pair is one claim); it left "Alternatively, a package author can …" standing
+    uncited in the PEP packaging report."""
+    old_body = (
+        "License files are found by name patterns [2]. "
+        "Setuptools adds license files by name. "
+        "This is contingent on this PEP being accepted [2]. "
+        "Wheels keep them in the metadata directory [3]."
+    )
+    gone = ClaimUpdate(
+        "This is contingent on this PEP being accepted [2].",
+        2,
+        ClaimOutcome.GONE,
+        (("This is contingent on this PEP being accepted.", None),),
+    )
+    draft = OfflineWriter().revise_section("Q?", "Metadata", old_body, [], [], [gone])
+    assert draft.body == (
+        "License files are found by name patterns [2]. "
+        "Wheels keep them in the metadata directory [3]."
+    )

@@ -22,7 +22,7 @@ from core.domain.citations import (
     rewrite_citations,
     strip_citations,
 )
-from core.domain.sentences import split_cited_sentences
+from core.domain.sentences import claim_units, split_cited_sentences
 from core.domain.source_plan import INCUMBENT_BONUS
 from core.domain.text import FENCE, figures
 
@@ -47,24 +47,8 @@ def _units(body: str) -> list[tuple[str, list[str]]]:
         elif block.lstrip().startswith("#"):
             blocks.append(("code", [block]))
         else:
-            blocks.append(("prose", _claims(split_cited_sentences(block))))
+            blocks.append(("prose", claim_units(split_cited_sentences(block))))
     return blocks
-
-
-def _claims(sentences: list[str]) -> list[str]:
-    """A paragraph's sentences grouped into the units a citation covers: uncited ones join
-    the cited sentence after them. A writer that pulls in the sentence a quote leans on
-    cites the pair once, at its end ("The only point of discussion was the name. `#key`
-    was proposed … [4]."); cutting source 4 must take both, not leave the first standing
-    uncited. Uncited sentences at a paragraph's end stay units of their own."""
-    units: list[str] = []
-    lead: list[str] = []
-    for sentence in sentences:
-        lead.append(sentence)
-        if cited_markers(sentence):
-            units.append(" ".join(lead))
-            lead = []
-    return units + lead
 
 
 def _join(blocks: list[tuple[str, list[str]]]) -> str:

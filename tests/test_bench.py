@@ -25,12 +25,13 @@ from core.dates import parse_as_of
 from core.domain.passages import sentence_key
 from core.domain.report_state import RefEntry, ReportDoc, SectionDoc
 from core.engine.creation import create_report
+from core.engine.overview import DERIVED_KEYS
 from core.engine.review import proposals_of
 from core.engine.update import update_report
 from core.errors import EvergreenError
 from core.sources.corpus import Corpus, add_corpus
 from core.store.db import session_scope
-from core.store.models import Claim, ReportVersion, Snapshot
+from core.store.models import Claim, ReportVersion, Section, Snapshot
 from core.store.repository import claims_of_version
 from tests.conftest import write_jsonl
 
@@ -345,6 +346,28 @@ def test_support_needs_the_anchor_text_in_the_snapshot(workspace: Path, tmp_path
     assert after["claims"]["supported"] == before["claims"]["supported"]  # states unchanged
 
 
+def test_a_sentence_no_citation_covers_is_counted(workspace: Path, tmp_path: Path) -> None:
+    """A report of quoted sentences that says something with no source given for it: a
+    cut that leaves a sentence standing uncited is counted, not averaged away."""
+    corpus_file, _ = status_corpus(tmp_path)
+    add_corpus("tariffs", corpus_file)
+    rid = create_report(STATUS_QUESTION, as_of=parse_as_of("2020-12-31"), source="corpus:tariffs")[
+        "report_id"
+    ]
+    with session_scope() as s:
+        v = view(s, rid)
+        assert quality(s, v)["uncited_sentences"] == 0
+        section = next(
+            x
+            for x in s.exec(select(Section).where(Section.version_id == v.version.id))
+            if x.level >= 1 and x.key not in DERIVED_KEYS
+        )
+        body = "A lead-in the next citation covers. " + section.body + "\n\nNo source says this."
+        s.execute(update(Section).where(Section.id == section.id).values(body=body))
+        s.expire_all()
+        assert quality(s, view(s, rid))["uncited_sentences"] == 1
+
+
 def test_freshness_does_not_count_an_extend_that_leaves_edited_claims() -> None:
     url, other = "https://ex.org/a", "https://ex.org/b"
     old = "Proposal A is a draft [1]. Its tariff is 17 cents [1]."
@@ -629,6 +652,7 @@ def test_tiny_benchmark_end_to_end(workspace: Path, tmp_path: Path) -> None:
     assert agg["lct"]["stale_claims"] == 0 and agg["lct"]["support"] == 1.0
     for rec in results["records"]:
         assert {"support", "fact_accuracy", "stale_claims", "freshness", "claims"} <= set(rec)
+        assert rec["uncited_sentences"] == 0  # the offline writer cites every sentence
     table = (out / "table.md").read_text()
     assert "Regenerate (OEDR)" in table
     head = "| system | topical_precision | key_source_recall | discovery_recall | "

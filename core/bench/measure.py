@@ -7,6 +7,8 @@ and its claims.
   snapshot's content.
 - ``stale_claims``: claims that still cite a snapshot whose passage the page, as the
   corpus holds it at the version's date, no longer contains (or marked stale).
+- ``uncited_sentences``: sentences of the report's own sections (not the derived overview
+  and key facts) that no citation covers — said with no source given for them.
 
 The other measures: ``fact_accuracy`` (``core.bench.fact_accuracy``), ``freshness``
 (``core.bench.freshness``), relevance and size (``core.bench.relevance``).
@@ -26,7 +28,8 @@ from core.domain.keyfacts import fact_map, read_key_facts
 from core.domain.metrics import continuity
 from core.domain.passages import sentence_key
 from core.domain.report_state import ReportDoc
-from core.domain.sentences import cited_sentences
+from core.domain.sentences import cited_sentences, uncovered_sentences
+from core.engine.overview import DERIVED_KEYS
 from core.engine.review import _text
 from core.sources.base import PageNotFound
 from core.sources.corpus import Corpus
@@ -175,10 +178,12 @@ def quality(session: Session, v: VersionView, pages: Pages | None = None) -> dic
         cited_markers[section_id].add(marker)
     for c in claims:
         cited_markers[c.section_id].add(c.marker)
-    cited = supported = 0
+    cited = supported = uncited = 0
     for section in session.exec(
         select(Section).where(Section.version_id == v.version.id).order_by(col(Section.order))
     ):
+        if section.level >= 1 and section.key not in DERIVED_KEYS:
+            uncited += len(uncovered_sentences(section.body))
         refs = cited_markers[section.id]
         for position, sentence, ms in cited_sentences(section.body):
             if not refs.intersection(ms):
@@ -200,6 +205,7 @@ def quality(session: Session, v: VersionView, pages: Pages | None = None) -> dic
         "cited_sentences": cited,
         "stale_claims": stale,
         "stale_citations": stale,  # the name older result files use
+        "uncited_sentences": uncited,
         "claims": states,
     }
 

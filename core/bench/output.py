@@ -35,7 +35,7 @@ LABELS = {
     "discovery_recall": "discovery recall",
     "sources_last_first": "sources last/first",
 }
-TRUTH = ("support", "fact_accuracy", "stale_claims", "freshness")
+TRUTH = ("support", "fact_accuracy", "stale_claims", "uncited_sentences", "freshness")
 CONT = ("content_rouge_l", "content_bleu4", "outline_rouge_l", "outline_em_f1")
 COST = ("llm_calls", "tokens_in", "tokens_out", "searches", "fetches", "seconds")
 OTHER = ("citation_validity",)
@@ -81,6 +81,9 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         agg["stale_claims"] = _avg(stale)
         agg["stale_citations"] = agg["stale_claims"]  # the name older result files use
         agg["stale_claims_total"] = int(sum(v for v in stale if v is not None))
+        uncited = [r.get("uncited_sentences") for r in basis]
+        agg["uncited_sentences"] = _avg(uncited)
+        agg["uncited_sentences_total"] = int(sum(v for v in uncited if v is not None))
         facts = [(r.get("fact_accuracy"), r.get("fact_changes") or 0) for r in basis]
         facts = [(a, n) for a, n in facts if a is not None and n]
         n_facts = sum(n for _a, n in facts)
@@ -302,8 +305,8 @@ def summary_line(agg: dict[str, dict[str, Any]]) -> str:
         s = (
             f"{names[system]}: {_headline(a)}, support {_fmt(a.get('support'))}, fact accuracy "
             f"{_fmt(a.get('fact_accuracy'))}, stale claims {_fmt(a.get('stale_claims_total'))}, "
-            f"freshness {_fmt(a.get('freshness'))}, content ROUGE-L "
-            f"{_fmt(a.get('content_rouge_l'))}"
+            f"uncited sentences {_fmt(a.get('uncited_sentences_total'))}, freshness "
+            f"{_fmt(a.get('freshness'))}, content ROUGE-L {_fmt(a.get('content_rouge_l'))}"
         )
         base = agg.get("baseline", {})
         if system != "baseline" and base.get("searches") and a.get("searches") is not None:

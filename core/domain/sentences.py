@@ -163,14 +163,37 @@ def cited_sentences(body: str) -> list[tuple[int, str, list[int]]]:
     Paragraphs are split into sentences; list items and table rows are one unit each;
     code blocks are not claims.
     """
+    units = [unit for group in _text_groups(body) for unit in group]
     out: list[tuple[int, str, list[int]]] = []
+    for position, unit in enumerate(units):
+        markers = cited_markers(unit)
+        if markers:
+            out.append((position, unit, markers))
+    return out
+
+
+def uncovered_sentences(body: str) -> list[str]:
+    """The sentences of ``body`` no citation covers: uncited, and with no cited sentence
+    after them in their paragraph (``claim_units``). In a report of quoted sentences
+    each of these says something no source is given for."""
+    return [
+        unit
+        for group in _text_groups(body)
+        for unit in claim_units(group)
+        if not cited_markers(unit) and not unit.startswith("|")  # a table's header rows
+    ]
+
+
+def _text_groups(body: str) -> list[list[str]]:
+    """``body``'s text as groups of units: a paragraph's sentences, or one list item or
+    table row; code blocks and heading lines left out."""
     fenced = False
-    units: list[str] = []
+    groups: list[list[str]] = []
     paragraph: list[str] = []
 
     def flush() -> None:
         if paragraph:
-            units.extend(split_cited_sentences(" ".join(paragraph)))
+            groups.append(split_cited_sentences(" ".join(paragraph)))
             paragraph.clear()
 
     for line in body.split("\n"):
@@ -185,12 +208,8 @@ def cited_sentences(body: str) -> list[tuple[int, str, list[int]]]:
             flush()
         elif _LIST_OR_TABLE.match(line):
             flush()
-            units.extend(split_cited_sentences(line.strip()))
+            groups.append(split_cited_sentences(line.strip()))
         else:
             paragraph.append(line.strip())
     flush()
-    for position, unit in enumerate(units):
-        markers = cited_markers(unit)
-        if markers:
-            out.append((position, unit, markers))
-    return out
+    return groups

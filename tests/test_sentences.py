@@ -7,7 +7,13 @@ from hypothesis import strategies as st
 
 from core.domain.page_units import split_sentences
 from core.domain.passages import passages
-from core.domain.sentences import sentence_spans, split_cited_sentences, split_prose
+from core.domain.sentences import (
+    claim_units,
+    sentence_spans,
+    split_cited_sentences,
+    split_prose,
+    uncovered_sentences,
+)
 
 # the page split two ways before: core.domain.changes (its units) and core.domain.anchors
 # (its passages)
@@ -101,4 +107,23 @@ def test_report_sentences_end_with_their_citations() -> None:
         "Released [13].",
         "3.6 will follow.",
         "See (e.g. PyPI. Here) x.",
+    ]
+
+
+def test_a_sentence_is_covered_by_the_citation_after_it_in_its_paragraph() -> None:
+    body = (
+        "Intro with no source.\n\n"
+        "A is so [1]. A lead-in. B is so [2]. A closing remark.\n\n"
+        "- a cited item [3]\n- an uncited item\n\n"
+        "| Item | Status |\n| --- | --- |\n| A | Final [1] |\n\n"
+        "```\ncode is no claim\n```"
+    )
+    assert uncovered_sentences(body) == [
+        "Intro with no source.",
+        "A closing remark.",
+        "- an uncited item",
+    ]
+    assert claim_units(["A lead-in.", "B is so [2].", "Tail."]) == [
+        "A lead-in. B is so [2].",
+        "Tail.",
     ]

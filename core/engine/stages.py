@@ -139,7 +139,9 @@ def discover_stage(u: Update) -> None:
             u.session,
             u.report,
             question=u.report.query,
-            sections=[(s.key, s.heading, s.body) for s in u.sections],
+            # the report's own sections: a page placed in the derived overview or key
+            # facts reached no writer and no review (12% of the Swift bench's new pages)
+            sections=[(s.key, s.heading, s.body) for s in u.own],
             hot_sections=set(),
             window=(as_utc(u.base.as_of), as_utc(u.run.as_of)),
             cited_sources={snap.source_id for snap in u.cited.values()},

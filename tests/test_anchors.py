@@ -208,6 +208,26 @@ def test_a_new_status_replaces_the_sentence_it_contradicts() -> None:
     )
 
 
+def test_a_new_sentence_supersedes_only_what_names_the_same_thing() -> None:
+    """Two proposals sharing the first words of their names are two things; a summary of a
+    page's declared fields is revised from that page only (a Swift package report lost
+    "Package Manager Target Based Dependency Resolution — Status: Accepted [19]" to a
+    sentence about the Resources proposal, and with it the news that 19 was now partly
+    implemented)."""
+    resources = (
+        "The recently accepted Package Manager Resources proposal allows users to define "
+        "resources in their manifests [30]."
+    )
+    assert not supersedes(
+        resources, "Package Manager Target Based Dependency Resolution is proposed [19]."
+    )
+    assert not supersedes(
+        resources, "Package Manager Target Based Dependency Resolution — Status: Accepted [19]."
+    )
+    assert not supersedes(resources, "Package Manager Resources — Status: Proposed [28].")
+    assert supersedes(resources, "Package Manager Resources is proposed for review [28].")
+
+
 def test_a_declared_value_written_as_a_link_is_read_as_its_text() -> None:
     # the page's own line, copied verbatim, is no contradiction of the page
     page = "PEP: 345\nPost-History: `22-Dec-2009 <https://mail.python.org/x/>`__\nStatus: Final\n"

@@ -289,18 +289,29 @@ def revise_sentence(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
 _NAME = re.compile(r"(?<![.!?]\s)\b[A-Z][\w'-]+(?:\s+(?:of\s+)?[A-Z][\w'-]+)+")
 
 
-def _names(text: str) -> set[tuple[str, str]]:
-    """Adjacent capitalised word pairs of proper names ("Copperline Storage"), so that
+def _names(text: str) -> list[frozenset[tuple[str, str]]]:
+    """Each proper name's adjacent capitalised word pairs ("Copperline Storage"), so that
     "MWh Copperline Storage Park" and "Copperline Storage Park" share a name. In a
     summary of declared fields ("Title — Status: Draft; Type: Standards Track") only the
     title names the thing: field values are shared by many pages."""
     text = text.partition(" — ")[0]
-    pairs: set[tuple[str, str]] = set()
+    names: list[frozenset[tuple[str, str]]] = []
     for m in _NAME.finditer(text):
         words = [w.removesuffix("'s").casefold() for w in m.group(0).split() if w != "of"]
         words = [w for w in words if not w.isupper() or len(w) > 4]
-        pairs.update(zip(words, words[1:], strict=False))
-    return pairs
+        pairs = frozenset(zip(words, words[1:], strict=False))
+        if pairs:
+            names.append(pairs)
+    return names
+
+
+def _same_thing(a: str, b: str) -> bool:
+    """Do ``a`` and ``b`` name one thing: a whole name of one found within a name of the
+    other ("Copperline Storage Park" in "MWh Copperline Storage Park")? A shared part is
+    not enough: "Package Manager Resources" and "Package Manager Target Based Dependency
+    Resolution" are two proposals."""
+    names_a, names_b = _names(a), _names(b)
+    return any(x <= y or y <= x for x in names_a for y in names_b)
 
 
 def _status_stems(text: str) -> set[str]:
@@ -308,8 +319,8 @@ def _status_stems(text: str) -> set[str]:
 
 
 def supersedes(new: str, old: str) -> bool:
-    if stated_fields(new) and stated_fields(old):
-        return False  # two summaries of declared fields: each is its own page's, revised
+    if stated_fields(old):
+        return False  # a summary of a page's declared fields is revised from that page
     return _supersedes(new, old)
 
 
@@ -322,8 +333,7 @@ def _supersedes(new: str, old: str) -> bool:
     count: two numbers about one project often describe different things.
     """
     a, b = strip_citations(new), strip_citations(old)
-    shared = _names(a) & _names(b)
-    if not shared:
+    if not _same_thing(a, b):
         return False
     sa, sb = _status_stems(a), _status_stems(b)
     return bool(sa - sb and sb - sa)

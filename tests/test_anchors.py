@@ -226,6 +226,11 @@ def test_a_new_sentence_supersedes_only_what_names_the_same_thing() -> None:
     )
     assert not supersedes(resources, "Package Manager Resources — Status: Proposed [28].")
     assert supersedes(resources, "Package Manager Resources is proposed for review [28].")
+    # a name's first word capitalised only because it opens the sentence is no part of it
+    assert supersedes(
+        "On 26 March the Halvard Grid Authority Board approved final rules for storage [4].",
+        "The Halvard Grid Authority (HGA) published draft rules for storage [10].",
+    )
 
 
 def test_a_declared_value_written_as_a_link_is_read_as_its_text() -> None:

@@ -289,6 +289,10 @@ def revise_sentence(sentence: str, updates: Sequence[ClaimUpdate]) -> list[str]:
 _NAME = re.compile(r"(?<![.!?]\s)\b[A-Z][\w'-]+(?:\s+(?:of\s+)?[A-Z][\w'-]+)+")
 
 
+#: capitalised only because they open a sentence: no part of the name that follows
+_OPENERS = frozenset("the a an on in at by for from since this these our its".split())
+
+
 def _names(text: str) -> list[frozenset[tuple[str, str]]]:
     """Each proper name's adjacent capitalised word pairs ("Copperline Storage"), so that
     "MWh Copperline Storage Park" and "Copperline Storage Park" share a name. In a
@@ -299,6 +303,8 @@ def _names(text: str) -> list[frozenset[tuple[str, str]]]:
     for m in _NAME.finditer(text):
         words = [w.removesuffix("'s").casefold() for w in m.group(0).split() if w != "of"]
         words = [w for w in words if not w.isupper() or len(w) > 4]
+        while words and words[0] in _OPENERS:  # "The Halvard Grid Authority" at a start
+            words = words[1:]
         pairs = frozenset(zip(words, words[1:], strict=False))
         if pairs:
             names.append(pairs)

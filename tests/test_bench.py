@@ -320,14 +320,18 @@ def test_fact_accuracy_and_stale_claims_of_real_versions(workspace: Path, tmp_pa
     pages.close()
 
 
+def _status_report(tmp_path: Path) -> int:
+    """A first report on the two-year status corpus, as of its first year."""
+    corpus_file, _ = status_corpus(tmp_path)
+    add_corpus("tariffs", corpus_file)
+    made = create_report(STATUS_QUESTION, as_of=parse_as_of("2020-12-31"), source="corpus:tariffs")
+    return int(made["report_id"])
+
+
 def test_support_needs_the_anchor_text_in_the_snapshot(workspace: Path, tmp_path: Path) -> None:
     """A claim marked supported whose quoted passage is not in its snapshot (or that has no
     passage at all) does not count: support is checked against the text."""
-    corpus_file, _ = status_corpus(tmp_path)
-    add_corpus("tariffs", corpus_file)
-    rid = create_report(STATUS_QUESTION, as_of=parse_as_of("2020-12-31"), source="corpus:tariffs")[
-        "report_id"
-    ]
+    rid = _status_report(tmp_path)
     with session_scope() as s:
         v = view(s, rid)
         before = quality(s, v)
@@ -349,11 +353,7 @@ def test_support_needs_the_anchor_text_in_the_snapshot(workspace: Path, tmp_path
 def test_a_sentence_no_citation_covers_is_counted(workspace: Path, tmp_path: Path) -> None:
     """A report of quoted sentences that says something with no source given for it: a
     cut that leaves a sentence standing uncited is counted, not averaged away."""
-    corpus_file, _ = status_corpus(tmp_path)
-    add_corpus("tariffs", corpus_file)
-    rid = create_report(STATUS_QUESTION, as_of=parse_as_of("2020-12-31"), source="corpus:tariffs")[
-        "report_id"
-    ]
+    rid = _status_report(tmp_path)
     with session_scope() as s:
         v = view(s, rid)
         assert quality(s, v)["uncited_sentences"] == 0

@@ -142,16 +142,21 @@ def test_new_pages_for_a_full_section_get_a_section_of_their_own(
         assert len(set(cited_markers(added[0].new_text or ""))) >= 2
 
 
-def test_a_split_the_writer_cannot_plan_is_flagged_and_the_pages_stay_pooled(
-    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    report_id = _signing_report(tmp_path)
+def _update_without_an_outline(report_id: int, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Update the report with a writer that cannot plan new sections."""
 
     def fails(*_args: object, **_kwargs: object) -> None:
         raise WriterFailed("the model's outline was not JSON")
 
     monkeypatch.setattr(OfflineWriter, "propose_outline", fails)
-    result = update_report(report_id, as_of=parse_as_of("2024-07-01"))
+    return update_report(report_id, as_of=parse_as_of("2024-07-01"))
+
+
+def test_a_split_the_writer_cannot_plan_is_flagged_and_the_pages_stay_pooled(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report_id = _signing_report(tmp_path)
+    result = _update_without_an_outline(report_id, monkeypatch)
     with session_scope() as s:
         flags = get_run(s, result["run_id"]).summary["flags"]
         assert any("are more than “Signing” holds" in f for f in flags), flags
@@ -217,12 +222,7 @@ def test_a_split_the_writer_cannot_plan_takes_no_section_s_place(
 ) -> None:
     """The section that was to give way keeps its sources when the split is not written."""
     report_id = _crowded_report(tmp_path)
-
-    def fails(*_args: object, **_kwargs: object) -> None:
-        raise WriterFailed("the model's outline was not JSON")
-
-    monkeypatch.setattr(OfflineWriter, "propose_outline", fails)
-    result = update_report(report_id, as_of=parse_as_of("2024-07-01"))
+    result = _update_without_an_outline(report_id, monkeypatch)
     with session_scope() as s:
         flags = get_run(s, result["run_id"]).summary["flags"]
         assert any("no new section could be planned" in f for f in flags), flags

@@ -279,6 +279,10 @@ def test_fact_accuracy_new_status_scores_one_old_scores_zero(
     )
     assert fact_stated(["It went from Accepted → Final [1]."], ["Final"], ["Accepted"])
     assert not fact_stated(["We plan to draft a new version [1]."], ["Final"], ["Draft"])
+    # a relative clause describes the noun before it, not the page
+    code = "It turns rejected code into code that is accepted, because it is opened [1]."
+    assert fact_stated(["Status: Implemented [1].", code], ["Implemented"], ["Accepted"])
+    assert not fact_stated(["SE-0375 is accepted [1]."], ["Implemented"], ["Accepted"])
 
 
 def _measure(report_id: int, prev: int, t: int, spec: QuerySpec, pages: Pages) -> dict:

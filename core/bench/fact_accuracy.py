@@ -39,7 +39,8 @@ def _word_re(value: str) -> re.Pattern[str]:
 #: a value reads as a status when a "status" field or clause precedes it (up to a ";"),
 #: when it follows a copula or a bracket ("is now final", "(Accepted)", "from Draft to
 #: Final"), or when an arrow joins it to another ("Accepted → Final"). Not: a verb or an
-#: adjective in prose ("if the function only accepted three strings", "a final qualifier").
+#: adjective in prose ("if the function only accepted three strings", "a final qualifier"),
+#: nor a relative clause about something else ("code that is accepted").
 _STATUS_CLAUSE = re.compile(r"\bstatus\b")
 _LEAD = re.compile(
     r"(?:(?<!\w)(?P<word>is|was|are|were|be|been|being|remains?|remained|stays?|stayed|"
@@ -48,6 +49,9 @@ _LEAD = re.compile(
 )
 _TRAIL_ARROW = re.compile(r"^\s*(?:→|->|=>)")
 _VERB_OBJECT = re.compile(r"^\s+(?:a|an|the|new|and|it|them|this|that|one)\b")
+#: a relative pronoun before the copula: the clause describes the noun before it, not
+#: the page ("… into code that is accepted, because the existential is opened")
+_RELATIVE = re.compile(r"(?<!\w)(?:that|which|who)\s+$")
 
 
 def _mentions(text: str, value: str) -> bool:
@@ -63,6 +67,8 @@ def _mentions(text: str, value: str) -> bool:
             continue
         if lead["word"] == "to" and _VERB_OBJECT.match(text[m.end() :]):
             continue  # "to draft a proposal": a verb
+        if lead["word"] and _RELATIVE.search(head[: lead.start()]):
+            continue  # "code that is accepted": a clause about another thing
         return True
     return False
 

@@ -237,7 +237,7 @@ def test_an_outline_the_writer_cannot_plan_leaves_the_pages_in_the_pool(
         raise WriterFailed("fake gave no usable propose outline after one repair attempt")
 
     monkeypatch.setattr(OfflineWriter, "propose_outline", no_outline)
-    monkeypatch.setattr("core.engine.discovery.PLACE_MIN", 1.01)  # no new page fits a section
+    monkeypatch.setattr("core.domain.placement.PLACE_MIN", 1.01)  # no new page fits a section
     result = update_report(rid, as_of=parse_as_of("2024-06-30"))
     with session_scope() as s:
         run = s.get(UpdateRun, result["run_id"])

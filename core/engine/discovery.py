@@ -8,14 +8,13 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
 
 from sqlmodel import Session, col, select
 
 from core.dates import utcnow
 from core.domain.facets import facets_of
-from core.domain.relevance import Relevance, floor_for, fuse
-from core.domain.text import cosine, idf_table, terms, tfidf
+from core.domain.placement import place
+from core.domain.relevance import Relevance, floor_for, fuse, page_text
 from core.engine.checks import SharedChecks
 from core.engine.costs import CostMeter
 from core.engine.evidence import Found, Progress
@@ -82,8 +81,10 @@ def discover(
     )
     with meter.stage("fetch"):
         fetched = _fetch_new(session, checks, fetcher, list(hits), end, meter, concurrency, run_id)
-    stored = _relevant(session, report, question, [*earlier, *fetched], cited_sources, search)
-    found = _pooled(session, report, stored, sections)
+    relevance = Relevance(question, search)
+    cited = _cited_pages(session, report, cited_sources)
+    stored = _relevant(relevance, cited, [*earlier, *fetched])
+    found = _pooled(session, report, stored, sections, relevance, cited)
     if progress:
         progress(f"found {len(found)} new pages")
     return found
@@ -118,8 +119,8 @@ def _window_hits(
     if facets and hits:  # window activity: each part of the question on its own
         queries = [facet.query for facet in facets]
     elif not facets:
-        placed = place_pages([(h.url, h.title, h.snippet) for h in hits.values()], sections)
-        activity = Counter(key for key in placed.values() if key)
+        placed = place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
+        activity = Counter(key for key, _fit in placed.values() if key)
         busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
         limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
         hot = set(hot_sections) | set(busiest[:limit])
@@ -173,12 +174,18 @@ def _pooled(
     report: Report,
     stored: list[tuple[str, Snapshot]],
     sections: Sequence[tuple[str, str, str]],
+    relevance: Relevance,
+    cited: list[tuple[str, str]],
 ) -> list[Found]:
     """The report's pool entries (reference numbers) for the pages it may use, most
-    relevant first, each placed in the section it fits."""
+    relevant first, each placed in the section it is most about (``place``: by words and
+    meaning, against the pages the report cites)."""
     found: list[Found] = []
-    placement = place_pages(
-        [(u, snap.title, (snap.content or "")[:4000]) for u, snap in stored], sections, scored=True
+    placement = place(
+        [(u, snap.title or "", (snap.content or "")[:PAGE_TEXT]) for u, snap in stored],
+        sections,
+        known=[(t, c[:PAGE_TEXT]) for t, c in cited],
+        relevance=relevance,
     )
     for rank, (url, snap) in enumerate(stored):
         source = session.get(Source, snap.source_id)
@@ -194,22 +201,12 @@ def _pooled(
     return found
 
 
-def _relevant(
-    session: Session,
-    report: Report,
-    question: str,
-    stored: list[tuple[str, Snapshot]],
-    cited_sources: set[int],
-    collection: object = None,
-) -> list[tuple[str, Snapshot]]:
-    """The new pages about the question, most relevant first (search order fused with
-    the semantic score): those scoring at least as well as the lower part of the pages
-    the report already cites. The others stay stored as candidates, out of the report."""
-    if not stored:
-        return []
-    relevance = Relevance(question, collection)
-    cited = {
-        str(snap.id): (snap.title or "", snap.content or "")
+def _cited_pages(
+    session: Session, report: Report, cited_sources: set[int]
+) -> list[tuple[str, str]]:
+    """(title, text) of the pages the report cites, as its pool holds them."""
+    return [
+        (snap.title or "", snap.content or "")
         for snap in session.exec(
             select(Snapshot)
             .join(PoolEntry, col(PoolEntry.latest_snapshot_id) == Snapshot.id)
@@ -219,38 +216,24 @@ def _relevant(
                 col(Snapshot.content).is_not(None),
             )
         )
-    }
-    floor = floor_for(list(relevance.page_scores(cited).values()))
+    ]
+
+
+def _relevant(
+    relevance: Relevance, cited: list[tuple[str, str]], stored: list[tuple[str, Snapshot]]
+) -> list[tuple[str, Snapshot]]:
+    """The new pages about the question, most relevant first (search order fused with
+    the semantic score): those scoring at least as well as the lower part of the pages
+    the report already cites. The others stay stored as candidates, out of the report."""
+    if not stored:
+        return []
+    floor = floor_for(relevance.scores([page_text(t, c) for t, c in cited]))
     pages = {url: (snap.title or "", snap.content or "") for url, snap in stored}
     scores = relevance.page_scores(pages)
     by_url = dict(stored)
     return [(u, by_url[u]) for u in fuse(list(by_url), scores) if scores[u] >= floor]
 
 
-PLACE_MIN = 0.06
 HOT_MIN = 2  # new pages the question-level probe must place in a section to search it
 HOT_SHARE = 1 / 3  # at most this share of sections gets a follow-up search, busiest first
-
-
-def place_pages(
-    docs: Sequence[tuple[str, str, str]],
-    sections: Sequence[tuple[str, str, str]],
-    *,
-    scored: bool = False,
-) -> dict[str, Any]:
-    """Best-fitting section per document by TF-IDF cosine (None below PLACE_MIN)."""
-    targets = [(k, terms(h) * 3 + terms(b)) for k, h, b in sections if h]
-    bags = [(u, terms(f"{t} " * 3 + c)) for u, t, c in docs]
-    idf = idf_table([b for _, b in targets] + [b for _, b in bags])
-    tvecs = [(k, tfidf(b, idf)) for k, b in targets]
-    out: dict[str, Any] = {}
-    for url, bag in bags:
-        vec = tfidf(bag, idf)
-        best_key, best = None, 0.0
-        for key, tv in tvecs:
-            score = cosine(vec, tv)
-            if score > best:
-                best_key, best = key, score
-        key = best_key if best >= PLACE_MIN else None
-        out[url] = (key, best) if scored else key
-    return out
+PAGE_TEXT = 4000  # the text of a page its placement reads

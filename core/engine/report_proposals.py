@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from core.domain.placement import place
 from core.domain.prune import merge_repeats
 from core.domain.relevance import Relevance
 from core.domain.report_state import SectionDoc, make_section_keys
 from core.domain.text import clean_inline, terms
 from core.engine.costs import CostMeter
-from core.engine.discovery import place_pages
+from core.engine.discovery import PAGE_TEXT
 from core.engine.draft_check import check_draft
 from core.engine.evidence import Checked, Found
 from core.engine.overview import DERIVED_KEYS, derived_sections
@@ -250,10 +251,8 @@ def _derived_proposal(
 def orphan_target(orphan: Found, sections: list[Any]) -> str | None:
     """The section a single unplaced page fits best, if it fits any at all."""
     ev = orphan.evidence
-    placed = place_pages(
-        [(ev.url, ev.title, ev.content[:4000])],
-        [(s.key, s.heading, s.body) for s in sections],
-        scored=True,
+    placed = place(
+        [(ev.url, ev.title, ev.content[:PAGE_TEXT])], [(s.key, s.heading, s.body) for s in sections]
     )
     key, score = placed[ev.url]
     if key is None and score <= 0:

@@ -1,0 +1,87 @@
+"""Where a new page goes in a report: the section it is most about.
+
+Two signals, each standardised per section over the pages being placed *and* the pages
+the report already cites (so that "how much more than usual does this page match this
+section" is comparable across sections: a broad heading matches every page a little):
+
+- **words**: the TF-IDF cosine of the page's title and text with the section's heading
+  (weighted three times) and body — what the section already says;
+- **meaning**: the semantic score of the page against the section's heading, scored as a
+  facet of the question is (``core.domain.relevance``) — what the section is about,
+  whatever its body came to hold.
+
+Words alone put "Package Manager Target Based Dependency Resolution" under "Package
+registries" (both say "package" a lot) and macro proposals under "Result builders"
+when the "Macro system" section of a report created before macros existed held package
+manager pages; the heading's meaning puts them where an analyst would. Meaning alone
+confuses a shared word in a title ("User-Defined Type Guards" under "User Defined
+('with') Statements"); the sum of both, compared on the bench's updates, chose the
+analyst's section more often than either (``BENCHMARKS.md``).
+
+A page that shares no words with any section (best cosine under PLACE_MIN) fits none:
+it goes to a new section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from core.domain.text import cosine, idf_table, terms, tfidf
+
+PLACE_MIN = 0.06  # TF-IDF cosine under which a page shares too few words with any section
+MIN_ROWS = 3  # pages needed to standardise a section's scores; fewer: raw scores
+
+
+def word_scores(docs: Sequence[tuple[str, str]], sections: Sequence[tuple[str, str]]) -> np.ndarray:
+    """docs × sections TF-IDF cosines. ``docs``: (title, text); ``sections``: (heading,
+    body)."""
+    targets = [terms(h) * 3 + terms(b) for h, b in sections]
+    bags = [terms(f"{t} " * 3 + c) for t, c in docs]
+    idf = idf_table(targets + bags)
+    tvecs = [tfidf(b, idf) for b in targets]
+    return np.asarray(
+        [[cosine(tfidf(bag, idf), tv) for tv in tvecs] for bag in bags], dtype=float
+    ).reshape(len(docs), len(sections))
+
+
+def _standardised(matrix: np.ndarray) -> np.ndarray:
+    if matrix.shape[0] < MIN_ROWS:
+        return matrix
+    spread = matrix.std(axis=0)
+    return (matrix - matrix.mean(axis=0)) / np.where(spread > 1e-9, spread, 1.0)
+
+
+def place(
+    docs: Sequence[tuple[str, str, str]],
+    sections: Sequence[tuple[str, str, str]],
+    *,
+    known: Sequence[tuple[str, str]] = (),
+    relevance: Any = None,
+) -> dict[str, tuple[str | None, float]]:
+    """url → (the section key it goes to, None when it fits none; its words cosine there)
+    for ``docs`` (url, title, text). ``sections``: (key, heading, body), those without a
+    heading left out; ``known``: (title, text) of the pages the report cites, the
+    baseline each section's scores are standardised against; ``relevance``: a
+    ``Relevance`` for the question (without one, words alone decide)."""
+    targets = [(k, h, b) for k, h, b in sections if h]
+    if not docs:
+        return {}
+    if not targets:
+        return {url: (None, 0.0) for url, _t, _c in docs}
+    pages = [(t, c) for _u, t, c in docs] + list(known)
+    words = word_scores(pages, [(h, b) for _k, h, b in targets])
+    total = _standardised(words)
+    if relevance is not None:
+        keyed = {str(i): page for i, page in enumerate(pages)}
+        _whole, per = relevance.facet_scores(keyed, [h for _k, h, _b in targets])
+        meaning = np.asarray([per[str(i)] for i in range(len(pages))], dtype=float)
+        total = total + _standardised(meaning)
+    out: dict[str, tuple[str | None, float]] = {}
+    for i, (url, _t, _c) in enumerate(docs):
+        best = int(np.argmax(total[i]))
+        fits = float(words[i].max()) >= PLACE_MIN
+        out[url] = (targets[best][0] if fits else None, float(words[i, best]))
+    return out

@@ -146,9 +146,10 @@ def status_count(rows: Sequence[FactRow]) -> str:
 def _candidates(section: SectionDoc, current: Mapping[int, str]) -> list[str]:
     """The section's cited prose sentences that can stand alone at the top of a report:
     no table rows, list items or field lines; none that refers back to a sentence before
-    it ("The technology has not yet …"); none that names a status its source no longer
-    declares ("… published draft rules" of a page now Final: true of its day, not the
-    answer now). ``current``: marker → the status its source declares now."""
+    it ("The technology has not yet …", "The demonstration is designed …"); none that
+    names a status its source no longer declares ("… published draft rules" of a page now
+    Final: true of its day, not the answer now). ``current``: marker → the status its
+    source declares now."""
     out = []
     for _pos, sentence, markers in cited_sentences(section.body):
         text = sentence.strip()
@@ -156,13 +157,21 @@ def _candidates(section: SectionDoc, current: Mapping[int, str]) -> list[str]:
             continue
         if text.startswith(("|", "- ", "* ", "+ ")) or " — " in text.split("[", 1)[0]:
             continue
-        if len(strip_citations(text)) < 40 or refers_back(text):
+        if len(strip_citations(text)) < 40 or refers_back(text) or _BARE.match(text):
             continue
         if _names_an_older_status(text, [current[m] for m in markers if m in current]):
             continue
         out.append(text)
     return out
 
+
+#: "The demonstration is designed …", "The regulation applies …": a thing named only by
+#: a common noun was named in the sentences before; at the top of a report it is not
+_BARE = re.compile(
+    r"^(?:The|This|That|These|Those)\s+[a-z][\w-]*\s+"
+    r"(?:is|was|are|were|has|have|had|will|would|can|could|may|must|should|does|did|"
+    r"[a-z]+(?:s|ed))\b"
+)
 
 #: statuses of something not decided yet: a sentence naming one describes an earlier
 #: state once its source declares a later one ("published draft rules" of a page now Final)

@@ -6,9 +6,10 @@ section" is comparable across sections: a broad heading matches every page a lit
 
 - **words**: the TF-IDF cosine of the page's title and text with the section's heading
   (weighted three times) and body — what the section already says;
-- **meaning**: the semantic score of the page against the section's heading, scored as a
-  facet of the question is (``core.domain.relevance``) — what the section is about,
-  whatever its body came to hold.
+- **meaning**: the semantic score of the page against the section's heading with the
+  question's subject (``section_query``; a section named for a facet is scored as that
+  facet is when a first report is planned) — what the section is about, whatever its
+  body came to hold.
 
 Words alone put "Package Manager Target Based Dependency Resolution" under "Package
 registries" (both say "package" a lot) and macro proposals under "Result builders"
@@ -29,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from core.domain.facets import facets_of, subject_of
 from core.domain.text import cosine, idf_table, terms, tfidf
 
 PLACE_MIN = 0.06  # TF-IDF cosine under which a page shares too few words with any section
@@ -45,6 +47,17 @@ def word_scores(docs: Sequence[tuple[str, str]], sections: Sequence[tuple[str, s
     return np.asarray(
         [[cosine(tfidf(bag, idf), tv) for tv in tvecs] for bag in bags], dtype=float
     ).reshape(len(docs), len(sections))
+
+
+def section_query(heading: str, question: str) -> str:
+    """What a section is searched and scored as: the question's facet of that name (its
+    words and the question's subject), else the heading with the question's subject. A
+    bare heading is too little for a small embedding model ("Technologies" scored a
+    sodium-ion technology page below "Costs and prices")."""
+    for facet in facets_of(question):
+        if facet.name.casefold() == heading.casefold():
+            return facet.query
+    return f"{heading} {subject_of(question)}"
 
 
 def _standardised(matrix: np.ndarray) -> np.ndarray:
@@ -76,7 +89,9 @@ def place(
     total = _standardised(words)
     if relevance is not None:
         keyed = {str(i): page for i, page in enumerate(pages)}
-        _whole, per = relevance.facet_scores(keyed, [h for _k, h, _b in targets])
+        _whole, per = relevance.facet_scores(
+            keyed, [section_query(h, relevance.question) for _k, h, _b in targets]
+        )
         meaning = np.asarray([per[str(i)] for i in range(len(pages))], dtype=float)
         total = total + _standardised(meaning)
     out: dict[str, tuple[str | None, float]] = {}

@@ -71,6 +71,9 @@ def test_a_split_section_is_named_as_a_part_of_its_parent() -> None:
     assert part_heading("Type hints: Protocols", "Typing", pages[1:], q) == (
         "Type hints: Literal Types"
     )
+    # a page titled as the parent names no part of it: the next one does
+    same = Evidence(9, "https://ex.org/9", "Type Hints", "", rank=0)
+    assert part_heading("Type hints", "Typing", [same, pages[1]], q) == "Type hints: Literal Types"
 
 
 # -- through an update ---------------------------------------------------------------------

@@ -117,10 +117,12 @@ def part_heading(parent: str, cluster: str, pages: list[Evidence], question: str
     listed = _WORD_LIST.fullmatch(cluster) is not None
     if not listed and len([t for t in terms(cluster) if t not in said]) >= 2:
         return f"{root}: {cluster}"
-    best = min(pages, key=lambda e: (e.rank, e.marker)) if pages else None
-    title = re.sub(r"\s*\([^)]*\)", "", clean_inline(best.title)) if best else ""
-    title = " ".join(title.split(": ", 1)[0].split()).strip(" .")
-    return f"{root}: {title}" if title else root
+    for page in sorted(pages, key=lambda e: (e.rank, e.marker)):
+        title = re.sub(r"\s*\([^)]*\)", "", clean_inline(page.title))
+        title = " ".join(title.split(": ", 1)[0].split()).strip(" .")
+        if title and title.casefold() != root.casefold():  # never "Async/await: Async/await"
+            return f"{root}: {title}"
+    return root
 
 
 #: the offline outline's heading for pages that share no phrase: their common title

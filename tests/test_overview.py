@@ -112,9 +112,11 @@ def test_the_overview_quotes_neither_an_older_status_nor_a_sentence_leaning_on_a
 
 def test_the_overview_quotes_no_thing_named_only_by_a_common_noun() -> None:
     """ "The demonstration is designed …" names its demonstration in the sentences before
-    it; at the top of a report it names nothing."""
+    it, "… welcomed this provision" its provision; at the top of a report they name
+    nothing."""
     body = (
         "The demonstration is designed to answer three questions about iron-air cells [1]. "
+        "The Arden Storage Association welcomed this provision of the new regulation [1]. "
         "Greyhaven is the first multi-day storage demonstration in the interconnection [1]."
     )
     overview = derived_sections([SectionDoc("a", "Projects", 2, body)], {})[0].body

@@ -146,7 +146,8 @@ def status_count(rows: Sequence[FactRow]) -> str:
 def _candidates(section: SectionDoc, current: Mapping[int, str]) -> list[str]:
     """The section's cited prose sentences that can stand alone at the top of a report:
     no table rows, list items or field lines; none that refers back to a sentence before
-    it ("The technology has not yet …", "The demonstration is designed …"); none that
+    it ("The technology has not yet …", "The demonstration is designed …", "… welcomed
+    this provision"); none that
     names a status its source no longer declares ("… published draft rules" of a page now
     Final: true of its day, not the answer now). ``current``: marker → the status its
     source declares now."""
@@ -158,6 +159,8 @@ def _candidates(section: SectionDoc, current: Mapping[int, str]) -> list[str]:
         if text.startswith(("|", "- ", "* ", "+ ")) or " — " in text.split("[", 1)[0]:
             continue
         if len(strip_citations(text)) < 40 or refers_back(text) or _BARE.match(text):
+            continue
+        if _POINTS_BACK.search(text):
             continue
         if _names_an_older_status(text, [current[m] for m in markers if m in current]):
             continue
@@ -172,6 +175,10 @@ _BARE = re.compile(
     r"(?:is|was|are|were|has|have|had|will|would|can|could|may|must|should|does|did|"
     r"[a-z]+(?:s|ed))\b"
 )
+
+#: "… welcomed this provision": a demonstrative and a noun point at what the sentences
+#: before said
+_POINTS_BACK = re.compile(r"\b(?:this|these|those)\s+[a-z]")
 
 #: statuses of something not decided yet: a sentence naming one describes an earlier
 #: state once its source declares a later one ("published draft rules" of a page now Final)

@@ -168,12 +168,12 @@ def _candidates(section: SectionDoc, current: Mapping[int, str]) -> list[str]:
     return out
 
 
-#: "The demonstration is designed …", "The regulation applies …": a thing named only by
-#: a common noun was named in the sentences before; at the top of a report it is not
+#: "The demonstration is designed …": a thing named only by a common noun was named in
+#: the sentences before; at the top of a report it is not (a verb other than an auxiliary
+#: cannot be told from an adjective without a parser: "The average installed price …")
 _BARE = re.compile(
     r"^(?:The|This|That|These|Those)\s+[a-z][\w-]*\s+"
-    r"(?:is|was|are|were|has|have|had|will|would|can|could|may|must|should|does|did|"
-    r"[a-z]+(?:s|ed))\b"
+    r"(?:is|was|are|were|has|have|had|will|would|can|could|may|must|should|does|did)\b"
 )
 
 #: "… welcomed this provision": a demonstrative and a noun point at what the sentences

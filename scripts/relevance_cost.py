@@ -7,6 +7,10 @@ read from a corpus in both runs). From the project root, in a workspace with the
 
 With ``--centre`` it times the corpus's centre instead (``core.domain.relevance.Centre``): making
 its sample (the stored one is deleted first) and reading it back in a fresh process cache.
+
+With ``--place`` it times placing the last third of the pages among six sections made of
+the others (``core.domain.placement.place``: words and meaning, the others as the pages
+the report cites), the model already loaded, against words alone.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ def main() -> int:
     parser.add_argument("--question", default="How is static typing in Python evolving?")
     parser.add_argument("--score", action="store_true")
     parser.add_argument("--centre", action="store_true")
+    parser.add_argument("--place", action="store_true")
     args = parser.parse_args()
     corpus = Corpus.open(args.corpus)
     if args.centre:
@@ -35,6 +40,8 @@ def main() -> int:
     when = parse_as_of("2025-12-31")
     hits = corpus.search(args.question, max_results=args.pages, end_date=when)
     pages = {h.url: corpus.fetch(h.url, when) for h in hits}
+    if args.place:
+        return place_cost(args.question, pages)
     if args.score:
         from core.domain.relevance import Relevance
 
@@ -44,6 +51,30 @@ def main() -> int:
         print(f"scored {len(scores)} pages; best {max(scores.values()):.3f}")
     else:
         print(f"read {len(pages)} pages")
+    return 0
+
+
+def place_cost(question: str, pages: dict) -> int:
+    import time
+
+    from core.domain.placement import place
+    from core.domain.relevance import Relevance
+
+    docs = [(u, p.title or "", (p.content or "")[:4000]) for u, p in pages.items()]
+    cut = len(docs) * 2 // 3
+    known, new = docs[:cut], docs[cut:]
+    sections = [
+        (str(i), known[i][1], " ".join(c[:3000] for _u, _t, c in known[i::6])) for i in range(6)
+    ]
+    cited = [(t, c) for _u, t, c in known]
+    relevance = Relevance(question)
+    place(new, sections, known=cited, relevance=relevance)  # the model loads once
+    for label, rel in (("words and meaning", relevance), ("words alone", None)):
+        wall = time.perf_counter()
+        for _ in range(5):
+            place(new, sections, known=cited, relevance=rel)
+        each = (time.perf_counter() - wall) / 5
+        print(f"placing {len(new)} new pages ({len(cited)} cited), {label}: {each:.3f} s")
     return 0
 
 

@@ -18,6 +18,7 @@ from core.app.report_deletion import delete_report
 from core.dates import parse_as_of
 from core.engine.checks import news_since_versions, source_use
 from core.engine.creation import create_report
+from core.engine.overview import DERIVED_KEYS
 from core.engine.review import proposals_of
 from core.engine.update import update_report
 from core.sources.base import NotModified, Validators
@@ -81,7 +82,11 @@ def test_a_corpus_page_is_looked_at_once_per_as_of_for_every_report(corpus: str)
     for key in ("material", "minor", "unchanged", "gone"):
         assert b["evidence"][key] == a["evidence"][key]
     with session_scope() as s:
-        revised = [p for p in proposals_of(s, b["run_id"]) if p.action == "revise"]
+        revised = [  # the sections citing the changed page (the overview is rebuilt)
+            p
+            for p in proposals_of(s, b["run_id"])
+            if p.action == "revise" and p.key not in DERIVED_KEYS
+        ]
         assert revised and all("128 dollars" in (p.new_text or "") for p in revised)
         # the changed page is stored once, with its diff, and serves both reports
         june = s.exec(

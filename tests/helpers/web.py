@@ -55,8 +55,11 @@ PAGES = {
     "/credit": [html_page("Storage tax credit",
                           "The storage tax credit pays thirty percent of battery capital costs.",
                           "Applications for the storage tax credit open every spring.")],
+    # a rival of the lithium iron phosphate storage above: it goes to that section, and
+    # the flow batteries' section stays untouched
     "/sodium": [html_page("Sodium ion grid batteries",
-                          "Sodium ion batteries are an emerging chemistry for grid storage.",
+                          "Sodium ion batteries are an emerging rival to lithium iron "
+                          "phosphate storage, at a lower price per kWh.",
                           "The first sodium ion storage pilot connected to the grid in autumn.")],
 }  # fmt: skip
 

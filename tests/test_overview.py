@@ -121,6 +121,14 @@ def test_the_overview_quotes_no_thing_named_only_by_a_common_noun() -> None:
     )
     overview = derived_sections([SectionDoc("a", "Projects", 2, body)], {})[0].body
     assert overview.startswith("Greyhaven is the first"), overview
+    # a noun that ends a name the section gives stands for that name
+    applies = "The regulation applies to producers of industrial batteries above 2 kWh [2]. "
+    price = "The average installed price of storage fell to 121 dollars per kWh [2]."
+    named = "Battery Stewardship Regulation — Status: Final [2]. " + applies + price
+    overview = derived_sections([SectionDoc("b", "Policy", 2, named)], {})[0].body
+    assert overview.startswith("The average installed price"), overview
+    alone = derived_sections([SectionDoc("b", "Policy", 2, applies + price)], {})[0].body
+    assert alone.startswith("The regulation applies")  # no name it could stand for
 
 
 # -- through create and update -----------------------------------------------------------

@@ -160,7 +160,7 @@ def _candidates(section: SectionDoc, current: Mapping[int, str]) -> list[str]:
             continue
         if len(strip_citations(text)) < 40 or refers_back(text) or _BARE.match(text):
             continue
-        if _POINTS_BACK.search(text):
+        if _POINTS_BACK.search(text) or _names_back(text, section.body):
             continue
         if _names_an_older_status(text, [current[m] for m in markers if m in current]):
             continue
@@ -175,6 +175,19 @@ _BARE = re.compile(
     r"^(?:The|This|That|These|Those)\s+[a-z][\w-]*\s+"
     r"(?:is|was|are|were|has|have|had|will|would|can|could|may|must|should|does|did)\b"
 )
+
+
+def _names_back(sentence: str, body: str) -> bool:
+    """Does ``sentence`` open with "The" and a noun that ends a name ``body`` gives ("The
+    regulation applies …" after "the Battery Stewardship Regulation")? It means that thing,
+    named in the sentences before it."""
+    m = re.match(r"The ([a-z][\w-]*)\b", sentence)
+    if m is None:
+        return False
+    noun = m.group(1)
+    named = rf"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*\s+{re.escape(noun.capitalize())}\b"
+    return re.search(named, body) is not None
+
 
 #: "… welcomed this provision": a demonstrative and a noun point at what the sentences
 #: before said

@@ -59,11 +59,8 @@ def discover(
     start, end = window
     if start >= end:
         return []
-    known = set(
-        session.exec(
-            select(Source.url).join(PoolEntry).where(PoolEntry.report_id == report.id)
-        ).all()
-    )
+    pooled = select(Source.url).join(PoolEntry).where(PoolEntry.report_id == report.id)
+    known = set(session.exec(pooled).all())
     earlier = _fetched_before(session, run_id, end, cited_sources)
 
     def run_search(query: str, k: int) -> list[SearchResult]:

@@ -108,20 +108,25 @@ def split_cited_sentences(paragraph: str) -> list[str]:
     return merged
 
 
-def claim_units(sentences: list[str]) -> list[str]:
+def claim_groups(sentences: list[str]) -> list[list[str]]:
     """A paragraph's sentences grouped into the units a citation covers: uncited ones join
     the cited sentence after them. A writer that pulls in the sentence a quote leans on
     cites the pair once, at its end ("The only point of discussion was the name. `#key`
     was proposed … [4]."); cutting source 4 must take both, not leave the first standing
-    uncited. Uncited sentences at a paragraph's end stay units of their own."""
-    units: list[str] = []
+    uncited. Uncited sentences at a paragraph's end stay a group of their own."""
+    groups: list[list[str]] = []
     lead: list[str] = []
     for sentence in sentences:
         lead.append(sentence)
         if cited_markers(sentence):
-            units.append(" ".join(lead))
+            groups.append(lead)
             lead = []
-    return units + lead
+    return groups + ([lead] if lead else [])
+
+
+def claim_units(sentences: list[str]) -> list[str]:
+    """``claim_groups``, each as one text."""
+    return [" ".join(group) for group in claim_groups(sentences)]
 
 
 #: words that, opening a sentence, refer back to an earlier one

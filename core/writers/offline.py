@@ -23,7 +23,7 @@ from core.domain.facets import Facet, subject_of
 from core.domain.keyfacts import header_fields
 from core.domain.passages import sentence_key
 from core.domain.report_render import escape_heading_lines
-from core.domain.sentences import claim_units, split_cited_sentences
+from core.domain.sentences import claim_groups, split_cited_sentences
 from core.domain.text import clean_inline, idf_table, terms, tfidf
 from core.states import ChangeKind
 from core.writers.base import (
@@ -141,9 +141,9 @@ class OfflineWriter:
             kept_lines = []
             for line in lines:
                 kept: list[str] = []
-                for unit in claim_units(split_cited_sentences(line)):
+                for group in claim_groups(split_cited_sentences(line)):
                     # the sentences a citation covers: a dropped claim takes its lead-in
-                    *lead, sentence = split_cited_sentences(unit)
+                    *lead, sentence = group
                     updates = by_sentence.get(sentence_key(sentence))
                     if not updates:
                         kept.extend([*lead, sentence])

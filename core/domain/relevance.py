@@ -117,6 +117,8 @@ class Relevance:
         self.question = question
         self.centre = collection_centre(collection)
         self._query = _model().embed([question], norm=True)[0]
+        self._vectors: dict[str, np.ndarray] = {}  # text → embedding: an update embeds a
+        # page once for its relevance and again for its placement
         self._score = self._scorer(self._query)
 
     def _scorer(self, query: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
@@ -127,7 +129,7 @@ class Relevance:
     def scores(self, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
-        return [float(x) for x in self._score(_embed(texts))]
+        return [float(x) for x in self._score(self._embed(texts))]
 
     def page_scores(self, pages: Mapping[str, tuple[str, str]]) -> dict[str, float]:
         """url → score, for pages given as url → (title, content)."""
@@ -151,6 +153,13 @@ class Relevance:
         target = tfidf(terms(self.question) + terms(head) * 2, idf)
         return {u: (semantic[u] + cosine(tfidf(bags[u], idf), target)) / 2 for u in pages}
 
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        """The embeddings of ``texts``, each text embedded once per question."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, _embed(missing), strict=True))
+        return np.stack([self._vectors[t] for t in texts])
+
     def facet_scores(
         self, pages: Mapping[str, tuple[str, str]], queries: Sequence[str]
     ) -> tuple[dict[str, float], dict[str, list[float]]]:
@@ -159,7 +168,7 @@ class Relevance:
         urls = list(pages)
         if not urls:
             return {}, {}
-        vectors = _embed([page_text(*pages[u]) for u in urls])
+        vectors = self._embed([page_text(*pages[u]) for u in urls])
         whole = self._score(vectors)
         per = (
             np.stack([self._scorer(q)(vectors) for q in _embed(queries)], axis=1)

@@ -103,18 +103,24 @@ NEW_SIGNING = {
 }
 
 
-def _signing_report(tmp_path: Path) -> int:
-    """A report whose "Signing" section is full, and three new signing pages after it."""
+def _widget_corpus(tmp_path: Path, *extra: dict) -> None:
+    """The widget pages of 2024-01-01 (and ``extra``), three new signing pages after."""
     records = [
         _page("layout", "2024-01-01", "Widget archive layout", LAYOUT),
         _page("signing", "2024-01-01", "Widget archive signing", SIGNING),
         _page("mirrors", "2024-01-01", "Widget archive mirrors", MIRRORS),
+        *extra,
         *(
             _page(slug, "2024-06-01", f"Widget archive signing {slug}", text)
             for slug, text in NEW_SIGNING.items()
         ),
     ]
     add_corpus("ws", write_jsonl(tmp_path / "ws.jsonl", records))
+
+
+def _signing_report(tmp_path: Path) -> int:
+    """A report whose "Signing" section is full, and three new signing pages after it."""
+    _widget_corpus(tmp_path)
     made = create_report(
         QUESTION,
         as_of=parse_as_of("2024-02-01"),
@@ -188,17 +194,7 @@ def test_a_new_page_the_budget_cuts_is_named_by_its_title() -> None:
 def _crowded_report(tmp_path: Path) -> int:
     """A report at its ``max_sections`` (no facets in its question: any section may give
     way), and three new signing pages after it."""
-    records = [
-        _page("layout", "2024-01-01", "Widget archive layout", LAYOUT),
-        _page("signing", "2024-01-01", "Widget archive signing", SIGNING),
-        _page("mirrors", "2024-01-01", "Widget archive mirrors", MIRRORS),
-        _page("mascot", "2024-01-01", "Widget mascot", MASCOT),
-        *(
-            _page(slug, "2024-06-01", f"Widget archive signing {slug}", text)
-            for slug, text in NEW_SIGNING.items()
-        ),
-    ]
-    add_corpus("ws", write_jsonl(tmp_path / "ws.jsonl", records))
+    _widget_corpus(tmp_path, _page("mascot", "2024-01-01", "Widget mascot", MASCOT))
     made = create_report(
         "How is the Widget packaging format evolving?",
         as_of=parse_as_of("2024-02-01"),

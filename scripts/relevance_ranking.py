@@ -1,7 +1,8 @@
 """How well relevance alone ranks a whole corpus for each tracked question: every page as
 it stood at ``--as-of``, ranked by the raw cosine and by the cosine centred on the
 corpus (``core.domain.relevance.Centre``), each alone and fused with the lexical TF-IDF score
-(``Relevance.hybrid_scores``, what an update ranks by). Prints, per scorer, the share of
+(``Relevance.hybrid_scores``), and that ranked again by relevance feedback (what an update
+ranks by, ``core.domain.feedback``). Prints, per scorer, the share of
 the top N that is on topic and the share of the key sources it holds.
 
 From the project root, in a workspace holding the corpus:
@@ -53,7 +54,8 @@ def main() -> int:
             name = "centred" if centred else "raw"
             for scorer, scores in (
                 (name, semantic),
-                (f"{name}+lexical", rel.hybrid_scores(pages, semantic)),
+                (f"{name}+lexical", rel.hybrid_scores(pages, semantic, with_feedback=False)),
+                (f"{name}+lexical+feedback", rel.hybrid_scores(pages, semantic)),
             ):
                 order = sorted(pages, key=lambda u: -scores[u])
                 for n in args.top:
@@ -65,7 +67,7 @@ def main() -> int:
     for name, rows in table.items():
         on_topic = statistics.mean(r[0] for r in rows)
         keys = statistics.mean(r[1] for r in rows)
-        print(f"  {name:22} {on_topic:.3f}  {keys:.3f}")
+        print(f"  {name:26} {on_topic:.3f}  {keys:.3f}")
     return 0
 
 

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from core.domain import feedback
 from core.domain.text import clean_inline, cosine, idf_table, terms, tfidf
 from core.errors import EvergreenError
 from core.sources.base import Collection
@@ -140,18 +141,35 @@ class Relevance:
         self,
         pages: Mapping[str, tuple[str, str]],
         semantic: Mapping[str, float] | None = None,
+        with_feedback: bool = True,
     ) -> dict[str, float]:
         """url → the mean of the semantic score and a lexical one (TF-IDF cosine of the
         page's title and text with the question's words, IDF over these pages). A small
         static model alone cannot tell a typing page from a web-server page for "static
-        typing in Python"; the words can. Used where an update ranks what it keeps."""
+        typing in Python"; the words can. Used where an update ranks what it keeps.
+        ``with_feedback``: ranked again by what the best of these pages share
+        (``core.domain.feedback``; not with fewer than FEEDBACK_MIN pages)."""
         if semantic is None:
             semantic = self.page_scores(pages)
         bags = {u: terms(f"{t} " * 3 + c[: PAGE_CHARS * 2]) for u, (t, c) in pages.items()}
         idf = idf_table(bags.values())
         head = self.question.split(":", 1)[0]  # a question's head clause names its topic
         target = tfidf(terms(self.question) + terms(head) * 2, idf)
-        return {u: (semantic[u] + cosine(tfidf(bags[u], idf), target)) / 2 for u in pages}
+        words = {u: tfidf(bags[u], idf) for u in pages}
+        lexical = {u: cosine(words[u], target) for u in pages}
+        first = {u: (semantic[u] + lexical[u]) / 2 for u in pages}
+        if not with_feedback:
+            return first
+        vectors, query = self._space([page_text(*pages[u]) for u in first])
+        return feedback.refine(first, lexical, words, vectors, query)
+
+    def _space(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(unit embeddings of ``texts``, the question's) in the space scores are
+        measured in: centred on the collection when there is one."""
+        vectors = self._embed(texts) if texts else np.zeros((0, self._query.shape[0]))
+        if self.centre is None:
+            return vectors, self._query
+        return _unit(vectors - self.centre.mean), _unit(self._query - self.centre.mean)
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         """The embeddings of ``texts``, each text embedded once per question."""

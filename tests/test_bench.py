@@ -283,6 +283,15 @@ def test_fact_accuracy_new_status_scores_one_old_scores_zero(
     code = "It turns rejected code into code that is accepted, because it is opened [1]."
     assert fact_stated(["Status: Implemented [1].", code], ["Implemented"], ["Accepted"])
     assert not fact_stated(["SE-0375 is accepted [1]."], ["Implemented"], ["Accepted"])
+    # a condition says what would hold then, not what holds
+    for said in (
+        "If both this PEP and PEP 591 are accepted, type checkers are expected to cope [1].",
+        "Once this PEP is accepted, the type will need to be backported [1].",
+    ):
+        assert fact_stated(["Status: Final [1].", said], ["Final"], ["Accepted"]), said
+    assert not fact_stated(
+        ["Status: Final [1].", "It is accepted, if late [1]."], ["Final"], ["Accepted"]
+    )
 
 
 def _measure(report_id: int, prev: int, t: int, spec: QuerySpec, pages: Pages) -> dict:

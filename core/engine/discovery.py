@@ -9,12 +9,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+import numpy as np
 from sqlmodel import Session, col, select
 
 from core.dates import utcnow
 from core.domain.facets import facets_of
 from core.domain.placement import place
-from core.domain.relevance import Relevance, floor_for, fuse, page_text
+from core.domain.relevance import FLOOR_QUANTILE, RELEVANCE_MIN, Relevance, fuse
 from core.engine.checks import SharedChecks
 from core.engine.costs import CostMeter
 from core.engine.evidence import Found, Progress
@@ -220,15 +221,25 @@ def _relevant(
     relevance: Relevance, cited: list[tuple[str, str]], stored: list[tuple[str, Snapshot]]
 ) -> list[tuple[str, Snapshot]]:
     """The new pages about the question, most relevant first (search order fused with
-    the semantic score): those scoring at least as well as the lower part of the pages
-    the report already cites. The others stay stored as candidates, out of the report."""
+    their rank): those ranked, by words and meaning with relevance feedback, at least as
+    well as the lower part of the pages the report already cites (FLOOR_QUANTILE), and
+    never below RELEVANCE_MIN by meaning. The others stay stored as candidates, out of
+    the report."""
     if not stored:
         return []
-    floor = floor_for(relevance.scores([page_text(t, c) for t, c in cited]))
     pages = {url: (snap.title or "", snap.content or "") for url, snap in stored}
-    scores = relevance.page_scores(pages)
+    mine = {f"cited {i}": page for i, page in enumerate(cited) if f"cited {i}" not in pages}
+    both = {**mine, **pages}
+    semantic = relevance.page_scores(both)
+    ranks = relevance.hybrid_scores(both, semantic)
+    bar = float(np.quantile([ranks[k] for k in mine], FLOOR_QUANTILE)) if mine else -math.inf
     by_url = dict(stored)
-    return [(u, by_url[u]) for u in fuse(list(by_url), scores) if scores[u] >= floor]
+    scores = {u: ranks[u] for u in pages}
+    return [
+        (u, by_url[u])
+        for u in fuse(list(by_url), scores)
+        if semantic[u] >= RELEVANCE_MIN and ranks[u] >= bar
+    ]
 
 
 HOT_MIN = 2  # new pages the question-level probe must place in a section to search it

@@ -22,6 +22,27 @@ def test_a_parenthesised_list_names_the_facets_and_the_rest_is_the_subject() -> 
     assert facets[1].query == "build backends Python packaging standards"
 
 
+def test_things_named_before_a_parenthesised_list_are_facets_too() -> None:
+    facets = facets_of(
+        "How are the Swift standard library's String, Character/Unicode and collection APIs "
+        "(Sequence/Collection algorithms, Array/Dictionary/Set, slicing and indices) "
+        "evolving, and which additions were accepted?"
+    )
+    assert [f.name for f in facets] == [
+        "String",
+        "Character/Unicode",
+        "Sequence/Collection algorithms",
+        "Array/Dictionary/Set",
+        "Slicing and indices",
+    ]
+    # "X and Y (…)" names no list before the parentheses: they spell out the whole
+    facets = facets_of(
+        "How does the Python release cadence and version lifecycle work (schedules, "
+        "end-of-life dates, support periods)?"
+    )
+    assert [f.name for f in facets] == ["Schedules", "End-of-life dates", "Support periods"]
+
+
 def test_a_list_after_a_colon_keeps_items_joined_by_and_and_drops_parentheticals() -> None:
     facets = facets_of(
         "Which features have shipped: result builders, property wrappers, key paths and "

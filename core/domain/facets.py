@@ -31,6 +31,7 @@ _ASKING = frozenset(
 )
 MAX_FACETS = 8
 MAX_ITEM_WORDS = 12  # a longer list item is a clause, not a named facet
+MAX_NAMED_WORDS = 4  # ... and a thing named before a parenthesised list is short
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,44 @@ def _is_list(items: list[str]) -> bool:
 
 
 def _parenthesised(question: str) -> tuple[str, str] | None:
-    """(inside, outside) for the first parenthesis group holding a list."""
+    """(list, outside) for the first parenthesis group holding a list. When the group
+    follows an enumeration — "String, Character/Unicode and collection APIs (algorithms,
+    Array/Dictionary/Set, indices)" — it spells out the last thing named only, and the
+    things named before it are facets too, listed first."""
     for m in re.finditer(r"\(([^()]*(?:\([^()]*\)[^()]*)*)\)", question):
         items = [_clean_item(i) for i in _top_level_split(m.group(1))]
         if _is_list(items):
-            return m.group(1), question[: m.start()] + question[m.end() :]
+            named = _named_before(question[: m.start()])
+            return ", ".join([*named, m.group(1)]), question[: m.start()] + question[m.end() :]
     return None
+
+
+def _named_before(text: str) -> list[str]:
+    """The things an enumeration ending ``text`` names before its last one ("A, B and
+    C" → A, B); none when ``text`` does not end with one of at least three things."""
+    parts = _top_level_split(text, ",")
+    if len(parts) < 2:
+        return []
+    head, sep, _last = parts[-1].rpartition(" and ")
+    if not sep:
+        return []
+    words = parts[0].split()
+    cut = max((i + 1 for i, w in enumerate(words) if _leads_in(w)), default=0)
+    first = words[cut:]
+    named = [" ".join(first), *parts[1:-1], head]
+    if any(not _is_named(item) for item in named):
+        return []
+    return [_clean_item(item) for item in named]
+
+
+def _leads_in(word: str) -> bool:
+    """An asking word, an article or a possessive: what comes before a named thing."""
+    return word.casefold() in _ASKING or word.casefold().endswith(("'s", "’s"))
+
+
+def _is_named(item: str) -> bool:
+    words = item.split()
+    return 0 < len(words) <= MAX_NAMED_WORDS and words[0].casefold() not in _ASKING
 
 
 def _after_colon(question: str) -> tuple[str, str] | None:

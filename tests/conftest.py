@@ -138,6 +138,20 @@ def run_cli(
 
 
 @pytest.fixture
+def corpus_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace folder for corpora alone (they are SQLite files whatever the database),
+    with no collection centre kept from another test."""
+    import core.domain.relevance as relevance
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.setenv("EVERGREEN_HOME", str(ws))
+    monkeypatch.delenv("EVERGREEN_CORPORA", raising=False)
+    monkeypatch.setattr(relevance, "_CENTRES", {})
+    return ws
+
+
+@pytest.fixture
 def refresh_fails_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The engine's evidence refresh raises once (a network outage), then works; the
     returned list grows by one per refresh attempt."""

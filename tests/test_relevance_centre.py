@@ -18,17 +18,6 @@ from core.sources.corpus import Corpus
 from tests.conftest import PEPS, PEPS_CORPUS, write_jsonl
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A workspace folder for corpora (they are SQLite files whatever the database)."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    monkeypatch.setenv("EVERGREEN_HOME", str(ws))
-    monkeypatch.delenv("EVERGREEN_CORPORA", raising=False)
-    monkeypatch.setattr(relevance, "_CENTRES", {})
-    return ws
-
-
 def unit(x: np.ndarray) -> np.ndarray:
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
@@ -74,7 +63,7 @@ def _corpus(tmp_path: Path, pages: int, *, name: str = "notes") -> Corpus:
 
 
 def test_a_corpus_is_centred_once_per_revision_and_the_sample_is_stored_with_it(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    corpus_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     corpus = _corpus(tmp_path, CENTRE_MIN_PAGES + 20)
     made = collection_centre(corpus)
@@ -97,7 +86,7 @@ def test_a_corpus_is_centred_once_per_revision_and_the_sample_is_stored_with_it(
     assert newer is not None and newer.sample.shape[0] == CENTRE_MIN_PAGES + 21
 
 
-def test_an_unreadable_stored_sample_is_made_again(home: Path, tmp_path: Path) -> None:
+def test_an_unreadable_stored_sample_is_made_again(corpus_home: Path, tmp_path: Path) -> None:
     corpus = _corpus(tmp_path, CENTRE_MIN_PAGES)
     key = f"relevance-sample:{relevance.MODEL_ID}:{relevance.CENTRE_SAMPLE}"
     corpus.remember(key, json.dumps({"revision": corpus.revision, "vectors": "%%%"}))
@@ -106,7 +95,7 @@ def test_an_unreadable_stored_sample_is_made_again(home: Path, tmp_path: Path) -
 
 
 def test_a_small_corpus_and_the_web_are_scored_by_the_raw_cosine(
-    home: Path, tmp_path: Path
+    corpus_home: Path, tmp_path: Path
 ) -> None:
     small = _corpus(tmp_path, CENTRE_MIN_PAGES - 1, name="small")
     assert collection_centre(small) is None
@@ -118,7 +107,7 @@ def test_a_small_corpus_and_the_web_are_scored_by_the_raw_cosine(
 
 
 def test_on_the_pep_corpus_centring_puts_more_on_topic_pages_first(
-    home: Path,
+    corpus_home: Path,
 ) -> None:
     """Every PEP as it stood at the end of 2025, ranked against each tracked question:
     the top 25 hold more of the question's relevant PEPs centred than raw."""

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import core.domain.relevance as relevance
 from core.bench.truth import load_queries
 from core.domain.feedback import FEEDBACK_MIN, refine
 from core.domain.relevance import Relevance
@@ -56,17 +55,7 @@ def test_too_few_pages_to_learn_from_keep_the_first_ranking() -> None:
     assert refine(few, lexical, words, vectors[: len(few)], query) == few
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    monkeypatch.setenv("EVERGREEN_HOME", str(ws))
-    monkeypatch.delenv("EVERGREEN_CORPORA", raising=False)
-    monkeypatch.setattr(relevance, "_CENTRES", {})
-    return ws
-
-
-def test_on_the_pep_corpus_feedback_puts_more_on_topic_pages_first(home: Path) -> None:
+def test_on_the_pep_corpus_feedback_puts_more_on_topic_pages_first(corpus_home: Path) -> None:
     """Every PEP as it stood at the end of 2025, ranked against each tracked question by
     words and meaning: the top 25 hold more of each question's relevant PEPs with
     feedback than without (typing: the C-API pages about static types give way)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.dates import parse_as_of
-from core.domain.relevance import RELEVANCE_MIN, Relevance, first_floor, floor_for, fuse
+from core.domain.relevance import RELEVANCE_MIN, Relevance, first_floor, fuse
 from core.engine.creation import create_report
 from core.sources.corpus import add_corpus
 from core.store.db import session_scope
@@ -71,5 +71,3 @@ def test_floors_follow_the_question_never_below_the_minimum() -> None:
     assert first_floor([0.7, 0.5, 0.1]) == pytest.approx(0.42)
     assert first_floor([0.2, 0.1]) == RELEVANCE_MIN
     assert first_floor([]) == RELEVANCE_MIN
-    assert floor_for([0.6, 0.5, 0.4, 0.3, 0.55]) == pytest.approx(0.38)
-    assert floor_for([]) == RELEVANCE_MIN

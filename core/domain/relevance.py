@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 RRF_K = 20  # reciprocal rank fusion constant (measured: 20 beat 5 and 10 on the questions)
 RELEVANCE_MIN = 0.2  # cosine below this is off topic whatever the question
-FLOOR_QUANTILE = 0.2  # a new page must score at least as well as this share of cited ones
+FLOOR_QUANTILE = 0.2  # a new page must rank at least as well as this share of cited ones
 TOP_SHARE = 0.6  # a first report uses pages scoring at least this share of the best one
 FACET_SHARE = 0.4  # ... or this share, when the page is among a query's best lexical hits
 FACET_HITS = 2  # (its best position in some query's results, 0-based, at most this)
@@ -303,14 +303,6 @@ def first_choice(
         )
 
     return [u for u in fuse(order, semantic) if used(u)][:limit]
-
-
-def floor_for(cited_scores: Sequence[float]) -> float:
-    """The score a new page needs: what the lower part of the report's own cited pages
-    score (FLOOR_QUANTILE), never below RELEVANCE_MIN."""
-    if not cited_scores:
-        return RELEVANCE_MIN
-    return max(RELEVANCE_MIN, float(np.quantile(np.asarray(cited_scores), FLOOR_QUANTILE)))
 
 
 def facet_choice(

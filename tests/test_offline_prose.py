@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.domain.sentences import refers_back
 from core.states import ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence
 from core.writers.offline import OfflineWriter
@@ -49,6 +50,30 @@ def test_a_sentence_about_the_company_comes_with_the_sentence_naming_it() -> Non
     )
     assert body.index("Harbourline Energy builds") < body.index("The company was founded in 2020")
     assert "founded in 2021" not in body  # nothing names the company it speaks of
+
+
+def test_a_sentence_naming_the_project_further_in_comes_with_the_one_naming_it() -> None:
+    """ "… said that it had cancelled the project": quoted after a sentence about another
+    project it reads as that one's cancellation."""
+    page = (
+        "The grid battery storage market grew again this quarter across the region. "
+        "One casualty of the new rules was the Ashgrove grid battery storage project. "
+        "Quillfield Renewables said that it had cancelled the project, citing higher "
+        "grid battery storage connection costs."
+    )
+    body = (
+        OfflineWriter()
+        .write_section(
+            QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Recap", page)]
+        )
+        .body
+    )
+    assert "cancelled the project" in body
+    assert body.index("Ashgrove") < body.index("cancelled the project")
+    named = "Kestrel Flats Storage Project is in construction, and the project opens in 2027."
+    assert not refers_back(named)  # it names the project itself
+    assert not refers_back("Quillfield said the company that owns it is for sale.")
+    assert refers_back("Quillfield said the company's plant is for sale.")
 
 
 def test_brochure_copy_is_quoted_after_plain_statements() -> None:

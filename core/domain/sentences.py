@@ -144,18 +144,39 @@ _BACK_NOUNS = frozenset(
 )
 
 
+#: of those, the ones naming a party or an undertaking, which a sentence also refers
+#: back to further in ("Quillfield said that it had cancelled the project")
+_BACK_PARTIES = frozenset(
+    "company firm business operator developer project plant facility site programme "
+    "program initiative agency commission council authority organisation organization "
+    "fund".split()
+)
+#: "the project" inside a sentence, not defined in place ("the project of …", "the
+#: company that …")
+_INNER_BACK = re.compile(
+    r"(?<![\w'’-])the (" + "|".join(sorted(_BACK_PARTIES)) + r")\b(?:['’]s)?"
+    r"(?!\s+(?:of|that|which|who|whose|to|for|in|at|on|from|with|called|named|known)\b)"
+)
+
+
 def refers_back(sentence: str) -> bool:
-    """Does the sentence open with a word that refers back to an earlier sentence — a
-    pronoun ("It is …"), or "the"/"this" and a noun that stands for something named
-    before ("The company was founded …")? Quoted alone, such a sentence leaves its reader
-    asking what it is about."""
+    """Does the sentence lean on an earlier one — open with a pronoun ("It is …") or
+    "the"/"this" and a noun that stands for something named before ("The company was
+    founded …"), or speak of "the project" or "the company" further in without naming
+    it ("Quillfield said that it had cancelled the project")? Quoted alone, such a
+    sentence leaves its reader asking what it is about, or answering wrongly."""
     words = re.findall(r"[A-Za-z']+", sentence[:60])
     if not words:
         return False
     first = words[0].casefold()
     if first in _BACK_WORDS:
         return True
-    return first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS
+    if first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS:
+        return True
+    for m in _INNER_BACK.finditer(sentence, 1):
+        if not re.search(rf"\b{m.group(1)}\b", sentence[: m.start()], re.I):
+            return True  # "the Ashgrove Storage Project … the project" names it itself
+    return False
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")

@@ -16,6 +16,7 @@ from core.dates import utcnow
 from core.domain.facets import facets_of
 from core.domain.placement import place
 from core.domain.relevance import FLOOR_QUANTILE, RELEVANCE_MIN, Relevance, fuse
+from core.domain.source_plan import superseded_by
 from core.engine.checks import SharedChecks
 from core.engine.costs import CostMeter
 from core.engine.evidence import Found, Progress
@@ -223,10 +224,12 @@ def _relevant(
     """The new pages about the question, most relevant first (search order fused with
     their rank): those ranked, by words and meaning with relevance feedback, at least as
     well as the lower part of the pages the report already cites (FLOOR_QUANTILE), and
-    never below RELEVANCE_MIN by meaning. The others stay stored as candidates, out of
-    the report."""
+    never below RELEVANCE_MIN by meaning — and the design that replaces one the report
+    cites (its ``Superseded-By``), whatever its rank: the report must say what replaced
+    it. The others stay stored as candidates, out of the report."""
     if not stored:
         return []
+    successors = {name.casefold() for _t, c in cited if len(name := superseded_by(c) or "") > 2}
     pages = {url: (snap.title or "", snap.content or "") for url, snap in stored}
     mine = {f"cited {i}": page for i, page in enumerate(cited) if f"cited {i}" not in pages}
     both = {**mine, **pages}
@@ -238,8 +241,15 @@ def _relevant(
     return [
         (u, by_url[u])
         for u in fuse(list(by_url), scores)
-        if semantic[u] >= RELEVANCE_MIN and ranks[u] >= bar
+        if semantic[u] >= RELEVANCE_MIN and (ranks[u] >= bar or _named(u, pages[u][0], successors))
     ]
+
+
+def _named(url: str, title: str, names: set[str]) -> bool:
+    """Is the page at ``url`` titled ``title`` one of ``names`` (a title, or a name its
+    title or address holds: "Widget layout-2", "8xx")?"""
+    where = f"{title} {url}".casefold()
+    return any(name in where for name in names)
 
 
 HOT_MIN = 2  # new pages the question-level probe must place in a section to search it

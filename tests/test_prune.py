@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.dates import parse_as_of
-from core.domain.prune import drop_markers, fit_words, keep_fact_lines, merge_repeats
+from core.domain.prune import drop_markers, fit_words, keep_fact_lines, merge_repeats, restates
 from core.domain.source_plan import choose_sources, superseded_by
 from core.engine.creation import create_report
 from core.engine.overview import DERIVED_KEYS
@@ -100,6 +100,34 @@ def test_alike_sentences_about_different_figures_are_two_facts() -> None:
     }
     merged, n = merge_repeats(bodies)
     assert n == 0 and merged == bodies
+
+
+def test_a_fact_restated_in_other_words_is_stated_once() -> None:
+    """Two pages say the same approval in their own words: the later sentence goes, and
+    its page is not cited for the first page's wording."""
+    first = (
+        "On 26 March the Halvard Grid Authority Board approved final capacity accreditation "
+        "rules for storage [4]."
+    )
+    bodies = {
+        "a": first,
+        "b": "The HGA published draft rules on 4 December 2025 [10]. "
+        "The HGA Board approved the final rules on 26 March 2026 [10].",
+    }
+    merged, n = merge_repeats(bodies)
+    assert n == 1 and merged["a"] == first
+    assert merged["b"] == "The HGA published draft rules on 4 December 2025 [10]."
+    # not the same fact: another date, a denial, or more said than the first sentence
+    assert not restates(
+        "The HGA Board approved the final rules on 4 December 2025.", first.casefold()
+    )
+    assert not restates(
+        "The HGA Board has not approved the final rules on 26 March.", first.casefold()
+    )
+    assert not restates(
+        "The HGA Board approved the final rules on 26 March after a long consultation.",
+        first.casefold(),
+    )
 
 
 def test_the_budget_keeps_the_most_relevant_and_favours_what_is_cited() -> None:

@@ -24,9 +24,11 @@ from core.domain.citations import (
 )
 from core.domain.sentences import claim_units, split_cited_sentences
 from core.domain.source_plan import INCUMBENT_BONUS
-from core.domain.text import FENCE, figures
+from core.domain.text import FENCE, figures, terms
 
 REPEAT_RATIO = 92  # rapidfuzz ratio at which two sentences state the same thing
+RESTATE_MIN_TERMS = 5  # content words a sentence needs before it can be found a restatement
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nor|cannot|without)\b|n't\b")
 _UNIT_LINE = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")
 
 
@@ -203,6 +205,22 @@ def _figures(text: str) -> list[str]:
     return sorted(figures(text))
 
 
+def restates(later: str, earlier: str) -> bool:
+    """Does ``later`` state nothing ``earlier`` does not, in other words ("The HGA Board
+    approved the final rules on 26 March 2026" after "On 26 March the Halvard Grid
+    Authority Board approved final capacity accreditation rules for storage")? All but
+    one of its content words (at least RESTATE_MIN_TERMS) are ``earlier``'s, it gives a
+    figure or date ``earlier`` gives and none that contradicts one (one's figures hold
+    the other's), and both affirm or both deny."""
+    mine, theirs = set(terms(later)), set(terms(earlier))
+    if len(mine) < RESTATE_MIN_TERMS or len(mine - theirs) > 1:
+        return False
+    own, other = set(figures(later)), set(figures(earlier))
+    if not own & other or not (own <= other or other <= own):
+        return False
+    return bool(_NEGATION.search(later)) == bool(_NEGATION.search(earlier))
+
+
 def _said(unit: str) -> str:
     """What a unit states, to compare: its cited sentence (a lead-in joined to it aside),
     citations left out, case folded."""
@@ -213,8 +231,10 @@ def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
     """Sections (key → body) with each fact stated once: a prose sentence that repeats an
     earlier one (rapidfuzz ratio ≥ REPEAT_RATIO, citations aside, and the same figures:
     "the final 3.8 bugfix" and "the final 3.10 bugfix" are two facts however alike they
-    read) is removed and its citations join the earlier sentence's. Returns the new bodies
-    and how many merged."""
+    read) is removed and its citations join the earlier sentence's; one that
+    ``restates`` an earlier one in other words is removed (its source need not support
+    the earlier wording, so its citations do not join). Returns the new bodies and how
+    many merged."""
     kept: list[tuple[str, str]] = []  # (section key, normalised text) of sentences so far
     extra: dict[tuple[str, str], list[int]] = {}
     facts_seen: set[tuple[str, str]] = set()
@@ -241,6 +261,9 @@ def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
                     owner[1]
                 ):
                     extra.setdefault(owner, []).extend(cited_markers(unit))
+                    merged += 1
+                    return None
+                if restates(text, owner[1]):  # its own source need not say it so: it goes
                     merged += 1
                     return None
             kept.append((key, text))

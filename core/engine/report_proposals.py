@@ -132,7 +132,8 @@ _WORD_LIST = re.compile(r"[^\W_][\w-]*(?:, [^\W_][\w-]*)* and [^\W_][\w-]*")
 
 def merge_repeated_facts(proposals: list[SectionProposal]) -> None:
     """One fact, one sentence: a sentence that repeats an earlier one (in any section) is
-    removed and its citation joins the earlier one's."""
+    removed, its citation joining the earlier one's when both are worded alike
+    (``merge_repeats``)."""
     live = [p for p in proposals if p.action != Action.REMOVE and p.new_text and p.level >= 1]
     merged, n = merge_repeats({p.key: p.new_text or "" for p in live})
     if not n:
@@ -142,8 +143,8 @@ def merge_repeated_facts(proposals: list[SectionProposal]) -> None:
         if text == p.new_text:
             continue
         note = (
-            "A sentence repeated a fact stated elsewhere; it was removed and its citation "
-            "joined the first."
+            "A sentence repeated a fact stated elsewhere; it was removed (its citation "
+            "joined the first where both were worded alike)."
         )
         p.new_text = text
         p.rationale = f"{p.rationale} {note}".strip()

@@ -52,8 +52,9 @@ def discover(
     A found page the shared pool holds a fresh look at is not fetched again (``refresh``).
 
     One search for the whole question (the probe). When the question names its facets
-    (``core.domain.facets``) and the probe shows window activity, one search per facet: each
-    part of the question is looked for on its own, as a first report does. Otherwise one
+    (``core.domain.facets``), one search per facet the probe's new pages touch (placed in
+    its section, or it has none yet): each part of the question with window activity is
+    looked for on its own, as a first report does. Otherwise one
     per section, but only for sections where something may be new: those the probe found
     window activity for — at least HOT_MIN new pages placed there — and at most a third
     of the sections, busiest first (plus any in ``hot_sections``).
@@ -109,14 +110,21 @@ def _window_hits(
     hot_sections: set[str],
     per_query: int,
 ) -> dict[str, SearchResult]:
-    """url → hit, in search order: the probe's, then each facet's (when the probe found
-    window activity) or each hot section's (a question with no facets)."""
+    """url → hit, in search order: the probe's, then each facet's that the probe touched
+    or each hot section's (a question with no facets)."""
     hits: dict[str, SearchResult] = {}
     for h in run_search(question, per_query * 4):
         hits.setdefault(h.url, h)
     facets = facets_of(question)
-    if facets and hits:  # window activity: each part of the question on its own
-        queries = [facet.query for facet in facets]
+    if facets and hits:  # window activity: each part of the question it touches
+        placed = place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
+        busy = {key for key, _fit in placed.values() if key}
+        headed = {heading.casefold(): key for key, heading, _ in sections if heading}
+        queries = [
+            facet.query
+            for facet in facets
+            if headed.get(facet.name.casefold()) in busy or facet.name.casefold() not in headed
+        ]
     elif not facets:
         placed = place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
         activity = Counter(key for key, _fit in placed.values() if key)

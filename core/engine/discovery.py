@@ -54,10 +54,10 @@ def discover(
     One search for the whole question (the probe). When the question names its facets
     (``core.domain.facets``), one search per facet the probe's new pages touch (placed in
     its section, or it has none yet): each part of the question with window activity is
-    looked for on its own, as a first report does. Otherwise one
-    per section, but only for sections where something may be new: those the probe found
-    window activity for — at least HOT_MIN new pages placed there — and at most a third
-    of the sections, busiest first (plus any in ``hot_sections``).
+    looked for on its own, as a first report does. Otherwise one per section, but only
+    for sections where something may be new: those the probe found window activity for —
+    at least HOT_MIN new pages placed there — and at most a third of the sections,
+    busiest first (plus any in ``hot_sections``).
     """
     start, end = window
     if start >= end:
@@ -116,26 +116,23 @@ def _window_hits(
     for h in run_search(question, per_query * 4):
         hits.setdefault(h.url, h)
     facets = facets_of(question)
-    if facets and hits:  # window activity: each part of the question it touches
-        placed = place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
-        busy = {key for key, _fit in placed.values() if key}
+    placed = place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
+    activity = Counter(key for key, _fit in placed.values() if key)
+    if facets:  # each part of the question the window's new pages touch
         headed = {heading.casefold(): key for key, heading, _ in sections if heading}
+        own = [headed.get(facet.name.casefold()) for facet in facets]  # its section, if any
         queries = [
             facet.query
-            for facet in facets
-            if headed.get(facet.name.casefold()) in busy or facet.name.casefold() not in headed
+            for facet, key in zip(facets, own, strict=True)
+            if hits and (key is None or activity[key])
         ]
-    elif not facets:
-        placed = place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
-        activity = Counter(key for key, _fit in placed.values() if key)
+    else:
         busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
         limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
         hot = set(hot_sections) | set(busiest[:limit])
         queries = [
             f"{heading} {question}" for key, heading, _ in sections if key in hot and heading
         ]
-    else:
-        queries = []
     for query in queries:
         for h in run_search(query, per_query):
             hits.setdefault(h.url, h)

@@ -8,6 +8,9 @@ read from a corpus in both runs). From the project root, in a workspace with the
 With ``--centre`` it times the corpus's centre instead (``core.domain.relevance.Centre``): making
 its sample (the stored one is deleted first) and reading it back in a fresh process cache.
 
+With ``--rank`` it times ranking the pages as an update does (``Relevance.hybrid_scores``,
+the model loaded and the pages embedded) with relevance feedback and without.
+
 With ``--place`` it times placing the last third of the pages among six sections made of
 the others (``core.domain.placement.place``: words and meaning, the others as the pages
 the report cites), the model already loaded, against words alone.
@@ -33,6 +36,7 @@ def main() -> int:
     parser.add_argument("--score", action="store_true")
     parser.add_argument("--centre", action="store_true")
     parser.add_argument("--place", action="store_true")
+    parser.add_argument("--rank", action="store_true")
     args = parser.parse_args()
     corpus = Corpus.open(args.corpus)
     if args.centre:
@@ -42,6 +46,8 @@ def main() -> int:
     pages = {h.url: corpus.fetch(h.url, when) for h in hits}
     if args.place:
         return place_cost(args.question, pages)
+    if args.rank:
+        return rank_cost(args.question, corpus, pages)
     if args.score:
         from core.domain.relevance import Relevance
 
@@ -75,6 +81,23 @@ def place_cost(question: str, pages: dict) -> int:
             place(new, sections, known=cited, relevance=rel)
         each = (time.perf_counter() - wall) / 5
         print(f"placing {len(new)} new pages ({len(cited)} cited), {label}: {each:.3f} s")
+    return 0
+
+
+def rank_cost(question: str, corpus: Corpus, pages: dict) -> int:
+    import time
+
+    from core.domain.relevance import Relevance
+
+    keyed = {u: (p.title or "", p.content or "") for u, p in pages.items()}
+    relevance = Relevance(question, corpus)
+    semantic = relevance.page_scores(keyed)  # the model loads and the pages are embedded once
+    for label, feedback in (("with feedback", True), ("without", False)):
+        wall = time.perf_counter()
+        for _ in range(5):
+            relevance.hybrid_scores(keyed, semantic, with_feedback=feedback)
+        each = (time.perf_counter() - wall) / 5
+        print(f"ranking {len(keyed)} pages by words and meaning, {label}: {each:.3f} s")
     return 0
 
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from core.domain.text import cosine
+from core.domain.vectors import standardised, unit
 
 FEEDBACK_PAGES = 10  # the best pages of the first ranking that feed back
 FEEDBACK_SHARE = 3  # ... at most a third of the pages ranked
@@ -47,7 +48,7 @@ def refine(
         return dict(first)
     k = min(FEEDBACK_PAGES, len(urls) // FEEDBACK_SHARE)
     best = sorted(range(len(urls)), key=lambda i: (-first[urls[i]], urls[i]))[:k]
-    moved = _unit(query + _unit(vectors[best].mean(axis=0)))
+    moved = unit(query + unit(vectors[best].mean(axis=0)))
     meaning = vectors @ moved
     pooled: dict[str, float] = {}
     for i in best:
@@ -56,17 +57,7 @@ def refine(
     top_words = dict(sorted(pooled.items(), key=lambda kv: (-kv[1], kv[0]))[:FEEDBACK_TERMS])
     echo = np.asarray([cosine(words[u], top_words) for u in urls])
     said = np.asarray([lexical[u] for u in urls])
-    combined = (_z(meaning) + _z(said) + _z(echo)) / 3
+    combined = (standardised(meaning) + standardised(said) + standardised(echo)) / 3
     base = np.asarray([first[u] for u in urls])
-    rescaled = _z(combined) * float(base.std()) + float(base.mean())
+    rescaled = standardised(combined) * float(base.std()) + float(base.mean())
     return {u: float(rescaled[i]) for i, u in enumerate(urls)}
-
-
-def _z(x: np.ndarray) -> np.ndarray:
-    spread = float(x.std())
-    return (x - x.mean()) / (spread if spread > 1e-12 else 1.0)
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    norm = float(np.linalg.norm(x))
-    return x / norm if norm > 1e-12 else x

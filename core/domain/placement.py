@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from core.domain.facets import facets_of, subject_of
-from core.domain.text import cosine, idf_table, terms, tfidf
+from core.domain.text import cosine, idf_table, page_terms, terms, tfidf
+from core.domain.vectors import standardised
 
 PLACE_MIN = 0.06  # TF-IDF cosine under which a page shares too few words with any section
 MIN_ROWS = 3  # pages needed to standardise a section's scores; fewer: raw scores
@@ -41,7 +42,7 @@ def word_scores(docs: Sequence[tuple[str, str]], sections: Sequence[tuple[str, s
     """docs × sections TF-IDF cosines. ``docs``: (title, text); ``sections``: (heading,
     body)."""
     targets = [terms(h) * 3 + terms(b) for h, b in sections]
-    bags = [terms(f"{t} " * 3 + c) for t, c in docs]
+    bags = [page_terms(t, c) for t, c in docs]
     idf = idf_table(targets + bags)
     tvecs = [tfidf(b, idf) for b in targets]
     return np.asarray(
@@ -61,10 +62,7 @@ def section_query(heading: str, question: str) -> str:
 
 
 def _standardised(matrix: np.ndarray) -> np.ndarray:
-    if matrix.shape[0] < MIN_ROWS:
-        return matrix
-    spread = matrix.std(axis=0)
-    return (matrix - matrix.mean(axis=0)) / np.where(spread > 1e-9, spread, 1.0)
+    return matrix if matrix.shape[0] < MIN_ROWS else standardised(matrix)
 
 
 def place(

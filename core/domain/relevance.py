@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 
 from core.domain import feedback
-from core.domain.text import clean_inline, cosine, idf_table, terms, tfidf
+from core.domain.text import clean_inline, cosine, idf_table, page_terms, terms, tfidf
+from core.domain.vectors import standardised, unit
 from core.errors import EvergreenError
 from core.sources.base import Collection
 
@@ -91,19 +92,19 @@ class Centre:
     def __init__(self, sample: np.ndarray) -> None:
         self.sample = sample
         self.mean = sample.mean(axis=0)
-        self._units = _unit(sample - self.mean)
+        self._units = unit(sample - self.mean)
 
     def scorer(self, query: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         """Scores of embeddings against ``query``: the cosine of both centred, put on the
         raw cosine's scale (the same mean and spread over the sample)."""
-        centred = _unit(query - self.mean)
+        centred = unit(query - self.mean)
         raw, mine = self.sample @ query, self._units @ centred
         spread = float(mine.std()) or 1.0
         scale = float(raw.std()) / spread
         shift = float(raw.mean()) - float(mine.mean()) * scale
 
         def score(vectors: np.ndarray) -> np.ndarray:
-            return _unit(vectors - self.mean) @ centred * scale + shift
+            return unit(vectors - self.mean) @ centred * scale + shift
 
         return score
 
@@ -151,7 +152,7 @@ class Relevance:
         (``core.domain.feedback``; not with fewer than FEEDBACK_MIN pages)."""
         if semantic is None:
             semantic = self.page_scores(pages)
-        bags = {u: terms(f"{t} " * 3 + c[: PAGE_CHARS * 2]) for u, (t, c) in pages.items()}
+        bags = {u: page_terms(t, c[: PAGE_CHARS * 2]) for u, (t, c) in pages.items()}
         idf = idf_table(bags.values())
         head = self.question.split(":", 1)[0]  # a question's head clause names its topic
         target = tfidf(terms(self.question) + terms(head) * 2, idf)
@@ -169,7 +170,7 @@ class Relevance:
         vectors = self._embed(texts) if texts else np.zeros((0, self._query.shape[0]))
         if self.centre is None:
             return vectors, self._query
-        return _unit(vectors - self.centre.mean), _unit(self._query - self.centre.mean)
+        return unit(vectors - self.centre.mean), unit(self._query - self.centre.mean)
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         """The embeddings of ``texts``, each text embedded once per question."""
@@ -201,11 +202,6 @@ class Relevance:
 
 def _embed(texts: Sequence[str]) -> np.ndarray:
     return np.asarray(_model().embed(list(texts), norm=True))
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)
-    return x / np.where(norms > 1e-12, norms, 1.0)
 
 
 def collection_centre(source: object) -> Centre | None:
@@ -352,7 +348,6 @@ def assign(urls: Sequence[str], facet_scores: Mapping[str, Sequence[float]]) -> 
     if not rows:
         return {}
     matrix = np.asarray([facet_scores[u] for u in rows], dtype=float)
-    spread = matrix.std(axis=0)
-    z = (matrix - matrix.mean(axis=0)) / np.where(spread > 1e-9, spread, 1.0)
+    z = standardised(matrix)
     best = {u: int(np.argmax(z[i])) for i, u in enumerate(rows)}
     return {u: best[u] for u in urls if u in best}

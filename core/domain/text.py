@@ -155,6 +155,11 @@ def stem(word: str) -> str:
     return word
 
 
+def page_terms(title: str, text: str) -> list[str]:
+    """A page's words for matching: its title counted three times, then its text."""
+    return terms(f"{title} " * 3 + text)
+
+
 def terms(text: str) -> list[str]:
     """Content-word stems, lower case, stopwords and numbers dropped."""
     return list(_terms(text))

@@ -24,7 +24,7 @@ from core.domain.keyfacts import header_fields
 from core.domain.passages import sentence_key
 from core.domain.report_render import escape_heading_lines
 from core.domain.sentences import claim_groups, split_cited_sentences
-from core.domain.text import clean_inline, idf_table, terms, tfidf
+from core.domain.text import clean_inline, idf_table, page_terms, terms, tfidf
 from core.states import ChangeKind
 from core.writers.base import (
     ClaimUpdate,
@@ -89,7 +89,7 @@ class OfflineWriter:
         ]
         if sum(1 for item in by_facet if item.markers) >= 2:  # the question's own parts
             return [item for item in by_facet if item.markers][:max_sections]
-        bags = [terms(f"{e.title} " * 3 + e.content[:4000]) for e in docs]
+        bags = [page_terms(e.title, e.content[:4000]) for e in docs]
         idf = idf_table(bags)
         vecs = [tfidf(b, idf) for b in bags]
         k = max(1, min(max_sections, round(len(docs) ** 0.5) + 1, len(docs)))

@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.dates import parse_as_of  # noqa: E402
+from core.errors import EvergreenError  # noqa: E402
 from core.sources.corpus import Corpus  # noqa: E402
 
 
@@ -119,4 +120,7 @@ def centre_cost(corpus: Corpus) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except EvergreenError as exc:  # an unknown corpus, a damaged one: say so, no traceback
+        raise SystemExit(f"error: {exc}") from None

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.bench.truth import load_queries  # noqa: E402
 from core.dates import parse_as_of  # noqa: E402
 from core.domain.relevance import Relevance  # noqa: E402
+from core.errors import EvergreenError  # noqa: E402
 from core.sources.base import PageNotFound  # noqa: E402
 from core.sources.corpus import Corpus  # noqa: E402
 
@@ -72,4 +73,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except EvergreenError as exc:  # an unknown corpus, a damaged one: say so, no traceback
+        raise SystemExit(f"error: {exc}") from None

@@ -55,6 +55,7 @@ from core.writers.base import (
 from core.writers.model_client import CALL_LOG, ModelClient
 from core.writers.offline import OfflineWriter
 from core.writers.prompt_material import (
+    claim_passages,
     describe_change,
     describe_claim,
     one_line,
@@ -287,8 +288,11 @@ class LlmWriter:
             heading=heading,
             current=old_body.replace("</current_section", "&lt;/current_section"),
             claims="\n\n".join(describe_claim(u) for u in claims) or "(none)",
-            changes="\n\n".join(describe_change(c) for c in changes) or "(none: only new sources)",
-            sources=revision_bundle(changes, new_evidence, claims) if current else "(none)",
+            changes="\n\n".join(
+                describe_change(c, claim_passages(claims, c.marker)) for c in changes
+            )
+            or "(none: only new sources)",
+            sources=revision_bundle(changes, new_evidence) if current else "(none)",
             source_ids=", ".join(str(m) for m in sorted(allowed)) or "(none)",
         )
 

@@ -9,7 +9,7 @@ repair note names the sentences a revision left stating what a source no longer 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from core.domain.key_fact import typed
 from core.domain.keyfacts import read_key_facts
@@ -18,8 +18,8 @@ from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
 
 _TAG = re.compile(r"<(/?)(source|current_section|claim)", re.I)  # the prompts' delimiters
 
-REVISION_HEAD_CHARS = 800  # a changed source's head shown to a revision
-REVISION_NEW_CHARS = 2000  # a source shown to a revision without changed claims
+REVISION_HEAD_CHARS = 800  # the head of a changed source that declares no facts
+REVISION_NEW_CHARS = 2000  # a new source shown to a revision
 
 
 def quote_source(ev: Evidence, limit: int, text: str | None = None) -> str:
@@ -49,36 +49,47 @@ def one_line(text: str | None, limit: int = 400) -> str:
 def revision_bundle(
     changes: Sequence[EvidenceChange],
     new_evidence: Sequence[Evidence],
-    claims: Sequence[ClaimUpdate],
 ) -> str:
-    """What a revision shows the model: of a changed source only its head (where it
-    declares its status) and the passages its changed claims now rest on — the
-    section already says the rest — and of a new source a shorter excerpt than a
-    first report's. An update costs a fraction of writing the section again."""
+    """What a revision shows the model of its sources. A changed source's passages are
+    already in the prompt — the ``<claim>`` blocks quote what each changed sentence rests
+    on now, the change lines what else was, now is or was added — so its block carries
+    its title, address and declared facts (status, version, dates), and a short head
+    only when it declares none (what the page is about). A new source is shown a shorter
+    excerpt than a first report's. An update costs a fraction of writing the section
+    again: a release schedule that gained three bugfix dates was sent 2,000 characters of
+    its 2021 timetable."""
     parts = []
     for change in changes:
         if change.new is None:
             continue
-        now = [new for u in claims if u.marker == change.marker for _old, new in u.passages]
-        focus = [p for p in dict.fromkeys(now) if p]
-        head = change.new.content[:REVISION_HEAD_CHARS]
-        text = "\n\n[…]\n\n".join([head, *focus]) if focus else None
-        limit = REVISION_HEAD_CHARS + sum(len(p) + 10 for p in focus) + 20
-        parts.append(quote_source(change.new, limit if focus else REVISION_NEW_CHARS, text))
+        declares = any(typed(f) and f.value for f in read_key_facts(change.new.content))
+        head = "(its changes are listed above)" if declares else None
+        parts.append(quote_source(change.new, REVISION_HEAD_CHARS, head))
     parts.extend(quote_source(e, REVISION_NEW_CHARS) for e in new_evidence)
     return "\n\n".join(parts)
 
 
-def describe_change(c: EvidenceChange) -> str:
+def describe_change(c: EvidenceChange, shown: Collection[str] = ()) -> str:
+    """A changed source as lines: its reasons, then each passage that was, is now, was
+    added or removed — leaving out what the prompt says already: a pair a ``<claim>``
+    block quotes (``shown``: passages as ``one_line`` gives them), an addition the
+    reasons quote."""
     if c.kind == ChangeKind.GONE or c.new is None:
         return (
             f"Source [{c.marker}]: gone — the page no longer exists. Sentences citing "
             f"[{c.marker}] must drop that citation, and be removed if nothing else supports them."
         )
     lines = [f"Source [{c.marker}] ({one_line(c.new.title, 150)}): {c.kind}"]
-    if c.reasons:
-        lines.append("  reasons: " + "; ".join(one_line(r, 200) for r in list(c.reasons)[:6]))
-    for claim in list(c.claims)[:12]:
+    reasons = "; ".join(one_line(r, 200) for r in list(c.reasons)[:6])
+    if reasons:
+        lines.append("  reasons: " + reasons)
+    fresh = [
+        claim
+        for claim in c.claims
+        if not (claim.before and claim.after and any(one_line(claim.after) in p for p in shown))
+        and not (claim.after and not claim.before and _bare(claim.after) in reasons)
+    ]
+    for claim in fresh[:12]:
         if claim.before and claim.after:
             lines.append(f'  - was: "{one_line(claim.before)}"\n    now: "{one_line(claim.after)}"')
         elif claim.after:
@@ -86,6 +97,19 @@ def describe_change(c: EvidenceChange) -> str:
         elif claim.before:
             lines.append(f'  - removed: "{one_line(claim.before)}"')
     return "\n".join(lines)
+
+
+def _bare(line: str) -> str:
+    """A passage without its list marker, as the change's reasons quote it."""
+    return re.sub(r"^(?:[-*+•]|\d+[.)])\s+", "", one_line(line))
+
+
+def claim_passages(claims: Sequence[ClaimUpdate], marker: int) -> set[str]:
+    """The passages of source ``marker`` that the ``<claim>`` blocks quote as what it
+    says now."""
+    return {
+        one_line(new, 800) for u in claims if u.marker == marker for _o, new in u.passages if new
+    }
 
 
 def describe_claim(u: ClaimUpdate) -> str:

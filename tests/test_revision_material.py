@@ -1,0 +1,83 @@
+"""What a revision prompt carries (``core.writers.prompt_material``): each passage once.
+
+A changed source's passages reach the model through the ``<claim>`` blocks and the
+change lines, so its ``<source>`` block holds its title, address and declared facts, not
+its page text; a change line a claim block or the reasons already quote is not repeated.
+A revision re-sends every changed source of a section, so each repeat costs every year.
+"""
+
+from __future__ import annotations
+
+from core.domain.claim_diff import ClaimChange
+from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
+from core.writers.prompt_material import claim_passages, describe_change, revision_bundle
+
+SCHEDULE = (
+    "PEP: 619\nTitle: Widget 3.10 Release Schedule\nStatus: Active\n\n"
+    "Abstract\n========\n\nThis document describes the widget 3.10 timetable in detail. "
+    + "Widget 3.10.0 alpha 1: Monday, 2020-10-05. " * 40
+    + "\n\nBugfix releases\n\n- 3.10.17: Tuesday, 2025-04-08\n"
+)
+NOTE = (
+    "The widget guild keeps its archive format stable across releases. " * 30
+    + "Support ends in October 2026."
+)
+
+
+def page(marker: int, title: str, content: str) -> Evidence:
+    return Evidence(marker, f"https://widgets.example/{marker}", title, content)
+
+
+def test_a_changed_source_that_declares_facts_is_not_sent_whole() -> None:
+    change = EvidenceChange(
+        41,
+        "material",
+        claims=(ClaimChange(None, "- 3.10.17: Tuesday, 2025-04-08"),),
+        reasons=("adds “3.10.17: Tuesday, 2025-04-08”",),
+        new=page(41, "Widget 3.10 Release Schedule", SCHEDULE),
+    )
+    bundle = revision_bundle([change], [])
+    assert "declares: Status: Active" in bundle
+    assert "alpha 1" not in bundle and len(bundle) < 400
+
+
+def test_a_changed_source_without_declared_facts_keeps_its_head() -> None:
+    change = EvidenceChange(
+        5,
+        "material",
+        claims=(ClaimChange("Support ends in 2025.", "Support ends in October 2026."),),
+        new=page(5, "Widget guild archive notes", NOTE),
+    )
+    bundle = revision_bundle([change], [])
+    assert "keeps its archive format stable" in bundle and "declares:" not in bundle
+
+
+def test_a_new_source_is_shown_its_text() -> None:
+    bundle = revision_bundle([], [page(9, "Widget guild archive notes", NOTE)])
+    assert bundle.count("keeps its archive format stable") > 3
+
+
+def test_change_lines_leave_out_what_claims_and_reasons_quote() -> None:
+    claimed = ClaimChange("Support ends in 2025.", "Support ends in October 2026.")
+    other = ClaimChange("The guild meets yearly.", "The guild meets twice a year.")
+    added = ClaimChange(None, "- 3.10.17: Tuesday, 2025-04-08")
+    unquoted = ClaimChange(None, "- 3.10.18: Tuesday, 2025-06-03")
+    change = EvidenceChange(
+        5,
+        "material",
+        claims=(claimed, other, added, unquoted),
+        reasons=("adds “3.10.17: Tuesday, 2025-04-08”",),
+        new=page(5, "Widget guild archive notes", NOTE),
+    )
+    update = ClaimUpdate(
+        "Support ends in 2025 [5].",
+        5,
+        "edited",
+        passages=(("Support ends in 2025.", "Support ends in October 2026."),),
+    )
+    lines = describe_change(change, claim_passages([update], 5))
+    assert "October 2026" not in lines  # the claim block quotes it
+    assert "twice a year" in lines and "3.10.18" in lines
+    assert lines.count("3.10.17") == 1  # in the reasons only
+    # another source's claim blocks do not hide this source's lines
+    assert "October 2026" in describe_change(change, claim_passages([update], 6))

@@ -62,6 +62,25 @@ def test_a_superseded_source_keeps_only_its_status_line() -> None:
     assert "every tool reads" not in out and "Beta and Alpha agree" in out
 
 
+def test_a_superseded_source_without_a_status_line_is_given_one() -> None:
+    """A writer's "Status: Final [3]." or a sentence of prose is not a status line:
+    trimmed away, it took the page out of the report without a word on what became of
+    it (the LLM writer's packaging report lost three superseded metadata PEPs so)."""
+    body = (
+        "Status: Final [3]. Widget layout-1 puts metadata in one folder [3].\n\n"
+        "Beta keeps its own layout [2]."
+    )
+    line = "Widget layout-1 — Status: Superseded; Superseded-By: Widget layout-2."
+    out = keep_fact_lines(body, [3], {3: line})
+    assert out == (
+        "Widget layout-1 — Status: Superseded; Superseded-By: Widget layout-2 [3].\n\n"
+        "Beta keeps its own layout [2]."
+    )
+    assert keep_fact_lines(BODY, [1], {1: "Alpha — Status: Superseded."}) == keep_fact_lines(
+        BODY, [1]
+    )  # a status line already there stays, for the reviser to bring up to date
+
+
 def test_a_section_over_its_words_loses_its_least_relevant_source_first() -> None:
     body = (
         "Strong source sentence one is about the question itself here [1]. "

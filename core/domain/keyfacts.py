@@ -47,7 +47,14 @@ _META_SKIP = frozenset(
     }
 )
 
-__all__ = ["fact_changes", "fact_map", "header_fields", "join_fields", "read_key_facts"]
+__all__ = [
+    "declared_line",
+    "fact_changes",
+    "fact_map",
+    "header_fields",
+    "join_fields",
+    "read_key_facts",
+]
 
 
 def _meta_facts(meta: Mapping[str, Any]) -> list[KeyFact]:
@@ -144,3 +151,16 @@ def header_fields(text: str) -> dict[str, str]:
     markup removed; repeated labels are joined with ``, ``.
     """
     return join_fields([(f.label, f.value) for f in read_key_facts(text)])
+
+
+def declared_line(title: str, content: str) -> str | None:
+    """What a page declares of itself as one line: "Title — Status: Superseded;
+    Superseded-By: 345; Created: 2001" (its status, stage, version and date fields, and
+    what replaced it); None when it declares no status or stage."""
+    facts = [f for f in read_key_facts(content) if f.value]
+    if not any(f.kind in ("status", "stage") for f in facts):
+        return None
+    shown = [f for f in facts if f.kind != "other" or "-by" in f.key]
+    fields = "; ".join(f"{f.label}: {f.value}" for f in dict.fromkeys(shown))
+    name = " ".join((title or "").split()) or "This page"
+    return f"{name} — {fields}."

@@ -112,18 +112,43 @@ def is_fact_line(unit: str) -> bool:
     return bool(sep) and ":" in tail
 
 
-def keep_fact_lines(body: str, markers: Iterable[int]) -> str:
+def keep_fact_lines(
+    body: str, markers: Iterable[int], lines: Mapping[int, str] | None = None
+) -> str:
     """``body`` with the units citing only ``markers`` reduced to their fact lines (a
-    superseded design keeps the line that says it was superseded, nothing more)."""
+    superseded design keeps the line that says it was superseded, nothing more). A
+    marker with no fact line in ``body`` gets ``lines[m]`` (what its page declares now,
+    uncited), if given, in place of its first unit: a writer's "Status: Final [14]." or
+    a sentence of prose would otherwise take the page out of the report without a word
+    on what became of it."""
     only = set(markers)
+    facts = [u for u in _cited_units(body) if is_fact_line(u)]
+    stated = {m for u in facts for m in cited_markers(u)}
+    owed = {m: line for m, line in (lines or {}).items() if m in only and m not in stated}
 
     def edit(unit: str) -> str | None:
         cited = set(cited_markers(unit))
         if cited and cited <= only and not is_fact_line(unit):
+            mine = [m for m in cited_markers(unit) if m in owed]
+            if len(cited) == 1 and mine:
+                line = owed.pop(mine[0])
+                return f"{line.rstrip('.')} [{mine[0]}]."
             return None
         return unit
 
     return edit_units(body, edit)
+
+
+def _cited_units(body: str) -> list[str]:
+    """The cited units of ``body`` (sentences, list items, table rows)."""
+    units: list[str] = []
+
+    def collect(unit: str) -> str:
+        units.append(unit)
+        return unit
+
+    edit_units(body, collect)
+    return units
 
 
 def words(body: str) -> int:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.domain.citations import cited_markers
+from core.domain.keyfacts import declared_line
 from core.domain.passages import sentence_key
 from core.domain.prune import drop_markers, fit_words, keep_fact_lines
 from core.domain.sentences import cited_sentences
@@ -129,9 +130,11 @@ def section_case(
     checks = check_claims(plans, by_marker)
     updates = claim_updates(checks, by_marker)
     # what the update takes out before any writer sees the section
+    superseded = [m for m in markers if m in plan.superseded]
     trimmed = keep_fact_lines(
         drop_markers(section.body, [m for m in markers if m in plan.cuts]),
-        [m for m in markers if m in plan.superseded],
+        superseded,
+        {m: line for m in superseded if (line := _declared(by_marker[m])) is not None},
     )
     titles = {f.evidence.marker: f.evidence.title or f.evidence.url for f in new}
     titles |= {m: title_of(by_marker[m]) for m in markers}
@@ -168,6 +171,12 @@ def section_case(
         new=new,
         news=unstated_news(trimmed, changes),
     )
+
+
+def _declared(checked: Checked) -> str | None:
+    """What a cited page declares of itself now, as one line (``declared_line``)."""
+    ev = checked.evidence()
+    return declared_line(ev.title or ev.url, ev.content) if ev is not None else None
 
 
 def _unverifiable(checks: list[dict[str, Any]], by_marker: dict[int, Checked]) -> list[int]:

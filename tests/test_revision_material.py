@@ -81,3 +81,20 @@ def test_change_lines_leave_out_what_claims_and_reasons_quote() -> None:
     assert lines.count("3.10.17") == 1  # in the reasons only
     # another source's claim blocks do not hide this source's lines
     assert "October 2026" in describe_change(change, claim_passages([update], 6))
+
+
+def test_change_lines_leave_out_pairs_that_say_the_same() -> None:
+    change = EvidenceChange(
+        5,
+        "material",
+        claims=(
+            ClaimChange(
+                "Due to PEP 563, no warning is raised.", "Due to :pep:`563`, no warning is raised."
+            ),
+            ClaimChange("3.10 will receive bugfix updates.", "3.10 received bugfix updates."),
+        ),
+        new=page(5, "Widget guild archive notes", NOTE),
+    )
+    lines = describe_change(change)
+    assert "563" not in lines  # markup only
+    assert '"3.10 received bugfix updates."' in lines  # a tense is news

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
+from core.domain.claim_diff import ClaimChange
 from core.domain.key_fact import typed
 from core.domain.keyfacts import read_key_facts
+from core.domain.material_tokens import material_tokens, prose_words
 from core.states import ChangeKind, ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
 
@@ -71,9 +73,10 @@ def revision_bundle(
 
 def describe_change(c: EvidenceChange, shown: Collection[str] = ()) -> str:
     """A changed source as lines: its reasons, then each passage that was, is now, was
-    added or removed — leaving out what the prompt says already: a pair a ``<claim>``
-    block quotes (``shown``: passages as ``one_line`` gives them), an addition the
-    reasons quote."""
+    added or removed — leaving out what the prompt says already (a pair a ``<claim>``
+    block quotes, ``shown``: passages as ``one_line`` gives them; an addition the
+    reasons quote) and a pair that says the same words in other markup ("PEP 563" →
+    ":pep:`563`")."""
     if c.kind == ChangeKind.GONE or c.new is None:
         return (
             f"Source [{c.marker}]: gone — the page no longer exists. Sentences citing "
@@ -88,6 +91,7 @@ def describe_change(c: EvidenceChange, shown: Collection[str] = ()) -> str:
         for claim in c.claims
         if not (claim.before and claim.after and any(one_line(claim.after) in p for p in shown))
         and not (claim.after and not claim.before and _bare(claim.after) in reasons)
+        and not _restyled(claim)
     ]
     for claim in fresh[:12]:
         if claim.before and claim.after:
@@ -97,6 +101,17 @@ def describe_change(c: EvidenceChange, shown: Collection[str] = ()) -> str:
         elif claim.before:
             lines.append(f'  - removed: "{one_line(claim.before)}"')
     return "\n".join(lines)
+
+
+def _restyled(claim: ClaimChange) -> bool:
+    """Does the changed claim say the same words in other markup, case or punctuation
+    ("PEP 563" → ":pep:`563`"), with the same figures, dates and statuses?"""
+    before, after = claim.before or "", claim.after or ""
+    return (
+        bool(before and after)
+        and prose_words(before) == prose_words(after)
+        and material_tokens(before) == material_tokens(after)
+    )
 
 
 def _bare(line: str) -> str:

@@ -5,7 +5,9 @@ question costs nothing), and a facet the report has no section for yet always is
 
 from __future__ import annotations
 
-from core.engine.discovery import _window_hits
+from datetime import datetime
+
+from core.engine.discovery import _window_hits, new_hits
 from core.sources.base import SearchResult
 
 QUESTION = "What are the widget packaging standards (archive layout, signing, mascots)?"
@@ -46,3 +48,26 @@ def test_a_quiet_window_is_one_search() -> None:
     search = Searches([])
     _window_hits(search, QUESTION, SECTIONS, set(), 5)
     assert search.asked == [QUESTION]
+
+
+class Window:
+    """A search provider whose window holds ``pages`` titles, best first."""
+
+    name = "window"
+
+    def __init__(self, pages: list[str]) -> None:
+        self.pages = pages
+
+    def search(self, query: str, *, max_results: int, **_window: object) -> list[SearchResult]:
+        return [SearchResult(f"u/{t}", t, t, None, 1.0) for t in self.pages[:max_results]]
+
+
+def test_a_window_search_counts_the_pages_new_to_the_report() -> None:
+    """A busy window's first hits are pages the report already holds, edited in it: the
+    search reads on until it has as many new pages as it keeps."""
+    held = [f"held {n}" for n in range(8)]
+    window = Window([*held, "new a", "new b", "new c"])
+    when = (datetime(2023, 1, 1), datetime(2023, 12, 31))
+    known = {f"u/{t}" for t in held}
+    assert [h.title for h in new_hits(window, "q", 2, when, known)] == ["new a", "new b"]
+    assert [h.title for h in new_hits(window, "q", 5, when, set())] == held[:5]

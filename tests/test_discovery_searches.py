@@ -64,10 +64,11 @@ class Window:
 
 def test_a_window_search_counts_the_pages_new_to_the_report() -> None:
     """A busy window's first hits are pages the report already holds, edited in it: the
-    search reads on until it has as many new pages as it keeps."""
-    held = [f"held {n}" for n in range(8)]
+    search reads WIDE times the pages it keeps and keeps the first new ones."""
+    held = [f"held {n}" for n in range(4)]
     window = Window([*held, "new a", "new b", "new c"])
     when = (datetime(2023, 1, 1), datetime(2023, 12, 31))
     known = {f"u/{t}" for t in held}
     assert [h.title for h in new_hits(window, "q", 2, when, known)] == ["new a", "new b"]
-    assert [h.title for h in new_hits(window, "q", 5, when, set())] == held[:5]
+    assert [h.title for h in new_hits(window, "q", 1, when, known)] == []
+    assert [h.title for h in new_hits(window, "q", 3, when, set())] == held[:3]

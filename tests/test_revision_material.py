@@ -57,6 +57,21 @@ def test_a_new_source_is_shown_its_text() -> None:
     assert bundle.count("keeps its archive format stable") > 3
 
 
+def test_a_rewritten_source_is_sent_once() -> None:
+    """A page whose cited passage is gone is offered to the revision as new evidence as
+    well as a changed source: one ``<source>`` block, not its page text again."""
+    rewritten = page(41, "Widget 3.10 Release Schedule", SCHEDULE)
+    change = EvidenceChange(
+        41,
+        "changed",
+        claims=(ClaimChange("Bugfix releases every two months.", None),),
+        new=rewritten,
+    )
+    bundle = revision_bundle([change], [rewritten, page(9, "Widget guild notes", NOTE)])
+    assert bundle.count('<source id="41">') == 1 and "alpha 1" not in bundle
+    assert '<source id="9">' in bundle
+
+
 def test_change_lines_leave_out_what_claims_and_reasons_quote() -> None:
     claimed = ClaimChange("Support ends in 2025.", "Support ends in October 2026.")
     other = ClaimChange("The guild meets yearly.", "The guild meets twice a year.")

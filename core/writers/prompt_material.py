@@ -60,14 +60,17 @@ def revision_bundle(
     excerpt than a first report's. An update costs a fraction of writing the section
     again: a release schedule that gained three bugfix dates was sent 2,000 characters of
     its 2021 timetable."""
-    parts = []
+    parts, shown = [], set()
     for change in changes:
         if change.new is None:
             continue
         declares = any(typed(f) and f.value for f in read_key_facts(change.new.content))
         head = "(its changes are listed above)" if declares else None
         parts.append(quote_source(change.new, REVISION_HEAD_CHARS, head))
-    parts.extend(quote_source(e, REVISION_NEW_CHARS) for e in new_evidence)
+        shown.add(change.new.marker)
+    # A rewritten page whose cited passages are gone is offered as new evidence too; its
+    # additions are in the change lines already, so it keeps its one block.
+    parts.extend(quote_source(e, REVISION_NEW_CHARS) for e in new_evidence if e.marker not in shown)
     return "\n\n".join(parts)
 
 

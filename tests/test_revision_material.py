@@ -36,7 +36,7 @@ def test_a_changed_source_that_declares_facts_is_not_sent_whole() -> None:
         reasons=("adds “3.10.17: Tuesday, 2025-04-08”",),
         new=page(41, "Widget 3.10 Release Schedule", SCHEDULE),
     )
-    bundle = revision_bundle([change], [])
+    bundle = revision_bundle([change], [], "Archive format")
     assert "declares: Status: Active" in bundle
     assert "alpha 1" not in bundle and len(bundle) < 400
 
@@ -48,12 +48,12 @@ def test_a_changed_source_without_declared_facts_keeps_its_head() -> None:
         claims=(ClaimChange("Support ends in 2025.", "Support ends in October 2026."),),
         new=page(5, "Widget guild archive notes", NOTE),
     )
-    bundle = revision_bundle([change], [])
+    bundle = revision_bundle([change], [], "Archive format")
     assert "keeps its archive format stable" in bundle and "declares:" not in bundle
 
 
 def test_a_new_source_is_shown_its_text() -> None:
-    bundle = revision_bundle([], [page(9, "Widget guild archive notes", NOTE)])
+    bundle = revision_bundle([], [page(9, "Widget guild archive notes", NOTE)], "Archive format")
     assert bundle.count("keeps its archive format stable") > 3
 
 
@@ -67,7 +67,9 @@ def test_a_rewritten_source_is_sent_once() -> None:
         claims=(ClaimChange("Bugfix releases every two months.", None),),
         new=rewritten,
     )
-    bundle = revision_bundle([change], [rewritten, page(9, "Widget guild notes", NOTE)])
+    bundle = revision_bundle(
+        [change], [rewritten, page(9, "Widget guild notes", NOTE)], "Release dates"
+    )
     assert bundle.count('<source id="41">') == 1 and "alpha 1" not in bundle
     assert '<source id="9">' in bundle
 

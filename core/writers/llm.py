@@ -292,7 +292,11 @@ class LlmWriter:
                 describe_change(c, claim_passages(claims, c.marker)) for c in changes
             )
             or "(none: only new sources)",
-            sources=revision_bundle(changes, new_evidence) if current else "(none)",
+            sources=(
+                revision_bundle(changes, new_evidence, f"{heading}. {question}")
+                if current
+                else "(none)"
+            ),
             source_ids=", ".join(str(m) for m in sorted(allowed)) or "(none)",
         )
 

@@ -2,7 +2,8 @@
 
 Sources are quoted as delimited, untrusted material (``<source>`` blocks nothing inside
 may close); a revision is shown its changed sources' heads and the passages its changed
-claims now rest on, the changes as lines and the claims as ``<claim>`` blocks; the
+claims now rest on, the changes as lines and the claims as ``<claim>`` blocks, and each
+new source's opening and paragraphs closest to the section (``core.domain.excerpts``); the
 repair note names the sentences a revision left stating what a source no longer says.
 """
 
@@ -12,6 +13,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from core.domain.claim_diff import ClaimChange
+from core.domain.excerpts import excerpt
 from core.domain.key_fact import typed
 from core.domain.keyfacts import read_key_facts
 from core.domain.material_tokens import material_tokens, prose_words
@@ -21,7 +23,8 @@ from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
 _TAG = re.compile(r"<(/?)(source|current_section|claim)", re.I)  # the prompts' delimiters
 
 REVISION_HEAD_CHARS = 800  # the head of a changed source that declares no facts
-REVISION_NEW_CHARS = 2000  # a new source shown to a revision
+REVISION_NEW_CHARS = 1500  # a new source shown to a revision (a first report: at least as much)
+REVISION_OPENING = 500  # of which its opening (what the page is)
 
 
 def quote_source(ev: Evidence, limit: int, text: str | None = None) -> str:
@@ -49,17 +52,18 @@ def one_line(text: str | None, limit: int = 400) -> str:
 
 
 def revision_bundle(
-    changes: Sequence[EvidenceChange],
-    new_evidence: Sequence[Evidence],
+    changes: Sequence[EvidenceChange], new_evidence: Sequence[Evidence], topic: str
 ) -> str:
     """What a revision shows the model of its sources. A changed source's passages are
     already in the prompt — the ``<claim>`` blocks quote what each changed sentence rests
     on now, the change lines what else was, now is or was added — so its block carries
     its title, address and declared facts (status, version, dates), and a short head
-    only when it declares none (what the page is about). A new source is shown a shorter
-    excerpt than a first report's. An update costs a fraction of writing the section
-    again: a release schedule that gained three bugfix dates was sent 2,000 characters of
-    its 2021 timetable."""
+    only when it declares none (what the page is about). A new source is shown its
+    opening and its paragraphs closest to ``topic`` (the section's heading and the
+    question: ``core.domain.excerpts``), not its first 2,000 characters — a release
+    schedule's lifespan paragraph sits after its whole timetable. An update costs a
+    fraction of writing the section again: a release schedule that gained three bugfix
+    dates was sent 2,000 characters of its 2021 timetable."""
     parts, shown = [], set()
     for change in changes:
         if change.new is None:
@@ -70,7 +74,10 @@ def revision_bundle(
         shown.add(change.new.marker)
     # A rewritten page whose cited passages are gone is offered as new evidence too; its
     # additions are in the change lines already, so it keeps its one block.
-    parts.extend(quote_source(e, REVISION_NEW_CHARS) for e in new_evidence if e.marker not in shown)
+    for e in new_evidence:
+        if e.marker not in shown:
+            text = excerpt(e.content, topic, REVISION_NEW_CHARS, REVISION_OPENING)
+            parts.append(quote_source(e, len(text), text))
     return "\n\n".join(parts)
 
 

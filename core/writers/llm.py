@@ -42,7 +42,7 @@ from core.domain.passages import sentence_key
 from core.domain.sentences import cited_sentences
 from core.engine import costs
 from core.errors import EvergreenError
-from core.states import ChangeKind, ClaimOutcome
+from core.states import ChangeKind
 from core.writers.base import (
     BudgetExceeded,
     ClaimUpdate,
@@ -73,7 +73,7 @@ from core.writers.replies import (
     QueryPlan,
     SectionText,
 )
-from core.writers.reply_checks import checked_draft, clean_heading, still_stated
+from core.writers.reply_checks import checked_draft, clean_heading, may_empty, still_stated
 
 log = logging.getLogger("evergreen.llm")
 T = TypeVar("T", bound=BaseModel)
@@ -252,16 +252,18 @@ class LlmWriter:
         new_evidence: Sequence[Evidence],
         claims: Sequence[ClaimUpdate] = (),
     ) -> Draft:
+        if not changes and not claims:
+            return self._extend(question, heading, old_body, new_evidence)
         gone = {c.marker for c in changes if c.kind == ChangeKind.GONE or c.new is None}
         current = [c.new for c in changes if c.new is not None] + list(new_evidence)
         allowed = (set(cited_markers(old_body)) | {e.marker for e in current}) - gone
         texts = {e.marker: e.content for e in current}
-        may_empty = _may_empty(old_body, claims, new_evidence, current, gone)
+        empty_ok = may_empty(old_body, claims, new_evidence, current, gone)
         notes: list[str] = []
 
         def check(out: SectionText) -> Draft:
             if not out.body.strip():
-                if may_empty:
+                if empty_ok:
                     return Draft(body="", markers=[], notes=[])
                 raise InvalidReply(
                     "the section text is empty; return the whole section, unchanged where "
@@ -298,6 +300,39 @@ class LlmWriter:
                 else "(none)"
             ),
             source_ids=", ".join(str(m) for m in sorted(allowed)) or "(none)",
+        )
+
+    def _extend(
+        self, question: str, heading: str, old_body: str, new_evidence: Sequence[Evidence]
+    ) -> Draft:
+        """Only new sources arrived: the model writes the paragraph they add and the
+        section stands above it as it was, byte for byte — it is not sent back to be
+        re-typed (a revision's reply was the whole section: as many output tokens as
+        writing it) and cannot be altered by a model that was asked to keep it."""
+        fresh = {e.marker for e in new_evidence}
+        texts = {e.marker: e.content for e in new_evidence}
+        notes: list[str] = []
+
+        def check(out: SectionText) -> Draft:
+            if not out.body.strip():
+                return Draft(body=old_body, markers=cited_markers(old_body), notes=[])
+            added = checked_draft(out.body, heading, fresh, set(), notes, require_cite=True)
+            # a sentence citing no new source restates the section, or nothing: it goes
+            cited = [sentence for _pos, sentence, _markers in cited_sentences(added.body)]
+            added = with_quotes(Draft(" ".join(cited), notes=added.notes), out.quotes, texts)
+            body = f"{old_body.rstrip()}\n\n{added.body}" if old_body.strip() else added.body
+            return Draft(body, cited_markers(body), added.notes, added.quotes)
+
+        return self.ask(
+            "extend_section",
+            "writer",
+            SectionText,
+            check,
+            question=question,
+            heading=heading,
+            current=old_body.replace("</current_section", "&lt;/current_section") or "(empty)",
+            sources=revision_bundle([], new_evidence, f"{heading}. {question}"),
+            source_ids=", ".join(str(m) for m in sorted(fresh)),
         )
 
     def summarise_change(self, title: str, change: EvidenceChange) -> str:
@@ -369,34 +404,3 @@ class LlmWriter:
 def _metered() -> bool:
     """Whether a writer call is being metered (so a model call's cost can be recorded)."""
     return costs.active_stage() is not None
-
-
-def _all_gone(u: ClaimUpdate) -> bool:
-    """Does the source no longer say anything the claim rested on?"""
-    return u.outcome == ClaimOutcome.GONE and all(new is None for _old, new in u.passages)
-
-
-def _may_empty(
-    old_body: str,
-    claims: Sequence[ClaimUpdate],
-    new_evidence: Sequence[Evidence],
-    current: Sequence[Evidence],
-    gone: set[int],
-) -> bool:
-    """May a revision leave the section empty? Only when nothing it cites is left: every
-    source it cites is gone and no source is current, or (with changed claims and no new
-    source) every citation of every sentence is of a gone source or of a claim whose
-    passages are all gone."""
-    # markers each old sentence loses because every passage it rested on is gone
-    lost: dict[str, set[int]] = {}
-    for u in claims:
-        if _all_gone(u):
-            lost.setdefault(sentence_key(u.sentence), set()).add(u.marker)
-    return (not current and set(cited_markers(old_body)) <= gone) or (
-        bool(claims)
-        and not new_evidence
-        and all(
-            set(markers) <= gone | lost.get(sentence_key(sentence), set())
-            for _pos, sentence, markers in cited_sentences(old_body)
-        )
-    )

@@ -17,7 +17,8 @@ from core.domain.report_render import escape_heading_lines
 from core.domain.sentences import cited_sentences
 from core.domain.untrusted import clean_markdown
 from core.domain.validation import strip_controls
-from core.writers.base import ClaimUpdate, Draft
+from core.states import ClaimOutcome
+from core.writers.base import ClaimUpdate, Draft, Evidence
 from core.writers.replies import InvalidReply
 
 _LEADING_HEADING = re.compile(r"\A\s*#{1,6}[ \t]+([^\n]*)\n+")
@@ -103,3 +104,34 @@ def still_stated(body: str, claims: Sequence[ClaimUpdate]) -> list[ClaimUpdate]:
         for marker in markers
     }
     return [u for u in claims if (sentence_key(u.sentence), u.marker) in cited]
+
+
+def _all_gone(u: ClaimUpdate) -> bool:
+    """Does the source no longer say anything the claim rested on?"""
+    return u.outcome == ClaimOutcome.GONE and all(new is None for _old, new in u.passages)
+
+
+def may_empty(
+    old_body: str,
+    claims: Sequence[ClaimUpdate],
+    new_evidence: Sequence[Evidence],
+    current: Sequence[Evidence],
+    gone: set[int],
+) -> bool:
+    """May a revision leave the section empty? Only when nothing it cites is left: every
+    source it cites is gone and no source is current, or (with changed claims and no new
+    source) every citation of every sentence is of a gone source or of a claim whose
+    passages are all gone."""
+    # markers each old sentence loses because every passage it rested on is gone
+    lost: dict[str, set[int]] = {}
+    for u in claims:
+        if _all_gone(u):
+            lost.setdefault(sentence_key(u.sentence), set()).add(u.marker)
+    return (not current and set(cited_markers(old_body)) <= gone) or (
+        bool(claims)
+        and not new_evidence
+        and all(
+            set(markers) <= gone | lost.get(sentence_key(sentence), set())
+            for _pos, sentence, markers in cited_sentences(old_body)
+        )
+    )

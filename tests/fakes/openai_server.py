@@ -5,10 +5,11 @@ itself (queries from the question, an outline from the <source> tags, sections t
 quote each source's first sentence with its [id], and give that sentence as the quote
 supporting it); a revision replaces each sentence named in a <claim> block with the
 block's "now:" passage, cited with the same id (and drops it when every passage is
-gone). `script()` queues special replies for the next requests: malformed JSON, an empty
-reply, unknown citation ids, quotes no source contains (`bad_quotes`), the old section
-unchanged whatever its claims say (`ignore_claims`), an HTTP status (429 with
-Retry-After, 500, ...), or a reply slower than the client's timeout.
+gone); asked only to extend a section, it gives the new sources' paragraph. `script()`
+queues special replies for the next requests: malformed JSON, an empty reply, unknown
+citation ids, quotes no source contains (`bad_quotes`), the old section unchanged
+whatever its claims say (`ignore_claims`), an HTTP status (429 with Retry-After, 500,
+...), or a reply slower than the client's timeout.
 
 Usage accounting: tokens ≈ characters / 4 (the usual rule of thumb for English text with
 OpenAI's tokenisers), prompt = every message plus the response schema; cached tokens
@@ -59,6 +60,7 @@ def first_sentence(content: str) -> re.Match[str] | None:
 
 
 CLAIM = re.compile(r'<claim source="(\d+)">\n(.*?)\n</claim>', re.S)
+EXTEND = "The section as it stands (kept as it is)"  # the extend_section prompt
 BAD_QUOTE = "A passage that none of the sources contains, invented for this reply."
 
 
@@ -213,7 +215,9 @@ class FakeOpenAI:
             current = re.search(r"<current_section>\n(.*?)\n</current_section>", user, re.S)
             if current and kind == "ignore_claims":
                 return {"body": current.group(1), "quotes": []}
-            if current:
+            if current and EXTEND in user:  # only the paragraph the new sources add
+                text, quotes = _new_paragraph(sources, unknown_ids)
+            elif current:
                 text, quotes = _revise(current.group(1), user, sources, unknown_ids)
             else:
                 parts, quotes = [], []
@@ -330,15 +334,23 @@ def _revise(
         ):
             body += f" {title} — {status.group(0)} [{i}]."
             quotes.append(_quote(f"{title} — {status.group(0)} [{i}].", i, status.group(0)))
-    extra = []
+    extra, more = _new_paragraph([s for s in sources if s[0] not in changed], unknown_ids)
+    return body + ("\n\n" + extra if extra else ""), quotes + more
+
+
+def _new_paragraph(
+    sources: list[tuple[int, str, str]], unknown_ids: bool
+) -> tuple[str, list[dict[str, Any]]]:
+    """A sentence from each new source (its first prose sentence), cited, with quotes."""
+    extra, quotes = [], []
     for i, _title, content in sources:
         m = first_sentence(content)
-        if i not in changed and m:
+        if m:
             extra.append(f"{m.group(0)[:-1]} [{i}].")
             quotes.append(_quote(extra[-1], i, m.group(0)))
     if unknown_ids:
         extra.append("An invented study says otherwise [99].")
-    return body + ("\n\n" + " ".join(extra) if extra else ""), quotes
+    return " ".join(extra), quotes
 
 
 def _prose(passage: str) -> str:

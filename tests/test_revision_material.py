@@ -115,3 +115,29 @@ def test_change_lines_leave_out_pairs_that_say_the_same() -> None:
     lines = describe_change(change)
     assert "563" not in lines  # markup only
     assert '"3.10 received bugfix updates."' in lines  # a tense is news
+
+
+def test_change_lines_leave_out_a_field_change_or_a_drop_the_reasons_name() -> None:
+    """ "header Status: Draft → Deferred" says what the pair "Status: Draft" → "Status:
+    Deferred" would; "drops “…”" what the removed line would. A pair the reasons do not
+    name, or only half of, stays."""
+    change = EvidenceChange(
+        21,
+        "changed",
+        claims=(
+            ClaimChange("Status: Draft", "Status: Deferred"),
+            ClaimChange("Python-Version: 3.11", "Python-Version: 3.12"),
+            ClaimChange("Only 14 projects are affected.", None),
+            ClaimChange("Author: Ann", "Author: Ann, Bob"),
+        ),
+        reasons=(
+            "header Status: Draft → Deferred",
+            "header Python-Version: 3.10 → 3.12",
+            "drops “Only 14 projects are affected.”",
+        ),
+        new=page(21, "Widget macros", "Status: Deferred\n\nWidget macros are deferred."),
+    )
+    lines = describe_change(change)
+    assert 'was: "Status: Draft"' not in lines and "removed:" not in lines
+    assert 'was: "Python-Version: 3.11"' in lines  # the reason names another old value
+    assert 'now: "Author: Ann, Bob"' in lines

@@ -13,6 +13,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from core.domain.claim_diff import ClaimChange
+from core.domain.declared_fields import field_of
 from core.domain.excerpts import excerpt
 from core.domain.key_fact import typed
 from core.domain.keyfacts import read_key_facts
@@ -84,23 +85,23 @@ def revision_bundle(
 def describe_change(c: EvidenceChange, shown: Collection[str] = ()) -> str:
     """A changed source as lines: its reasons, then each passage that was, is now, was
     added or removed — leaving out what the prompt says already (a pair a ``<claim>``
-    block quotes, ``shown``: passages as ``one_line`` gives them; an addition the
-    reasons quote) and a pair that says the same words in other markup ("PEP 563" →
-    ":pep:`563`")."""
+    block quotes, ``shown``: passages as ``one_line`` gives them; a line the reasons
+    quote or whose field change they name) and a pair that says the same words in other
+    markup ("PEP 563" → ":pep:`563`")."""
     if c.kind == ChangeKind.GONE or c.new is None:
         return (
             f"Source [{c.marker}]: gone — the page no longer exists. Sentences citing "
             f"[{c.marker}] must drop that citation, and be removed if nothing else supports them."
         )
     lines = [f"Source [{c.marker}] ({one_line(c.new.title, 150)}): {c.kind}"]
-    reasons = "; ".join(one_line(r, 200) for r in list(c.reasons)[:6])
-    if reasons:
-        lines.append("  reasons: " + reasons)
+    said = [one_line(r, 200) for r in list(c.reasons)[:6]]
+    if said:
+        lines.append("  reasons: " + "; ".join(said))
     fresh = [
         claim
         for claim in c.claims
         if not (claim.before and claim.after and any(one_line(claim.after) in p for p in shown))
-        and not (claim.after and not claim.before and _bare(claim.after) in reasons)
+        and not all(_said(line, said) for line in (claim.before, claim.after) if line)
         and not _restyled(claim)
     ]
     for claim in fresh[:12]:
@@ -121,6 +122,18 @@ def _restyled(claim: ClaimChange) -> bool:
         bool(before and after)
         and prose_words(before) == prose_words(after)
         and material_tokens(before) == material_tokens(after)
+    )
+
+
+def _said(line: str, reasons: Sequence[str]) -> bool:
+    """Does a reason say this passage already: quote it ("adds “…”", "drops “…”") or
+    name its field's change ("header Status: Draft → Deferred" for "Status: Draft")?"""
+    bare = _bare(line)
+    if any(bare in r for r in reasons):
+        return True
+    field = field_of(bare)
+    return field is not None and any(
+        r.startswith(f"header {field[0]}:") and field[1] in r for r in reasons
     )
 
 

@@ -14,6 +14,10 @@ the model loaded and the pages embedded) with relevance feedback and without.
 With ``--place`` it times placing the last third of the pages among six sections made of
 the others (``core.domain.placement.place``: words and meaning, the others as the pages
 the report cites), the model already loaded, against words alone.
+
+With ``--excerpt`` it times cutting each page to what an LLM revision is shown of a new
+source (``core.domain.excerpts.excerpt``: its opening and the paragraphs closest to the
+section), the model already loaded.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ def main() -> int:
     parser.add_argument("--centre", action="store_true")
     parser.add_argument("--place", action="store_true")
     parser.add_argument("--rank", action="store_true")
+    parser.add_argument("--excerpt", action="store_true")
     args = parser.parse_args()
     corpus = Corpus.open(args.corpus)
     if args.centre:
@@ -49,6 +54,8 @@ def main() -> int:
         return place_cost(args.question, pages)
     if args.rank:
         return rank_cost(args.question, corpus, pages)
+    if args.excerpt:
+        return excerpt_cost(args.question, pages)
     if args.score:
         from core.domain.relevance import Relevance
 
@@ -99,6 +106,24 @@ def rank_cost(question: str, corpus: Corpus, pages: dict) -> int:
             relevance.hybrid_scores(keyed, semantic, with_feedback=feedback)
         each = (time.perf_counter() - wall) / 5
         print(f"ranking {len(keyed)} pages by words and meaning, {label}: {each:.3f} s")
+    return 0
+
+
+def excerpt_cost(question: str, pages: dict) -> int:
+    import time
+
+    from core.domain.excerpts import excerpt
+    from core.domain.relevance import Relevance
+    from core.writers.prompt_material import REVISION_NEW_CHARS, REVISION_OPENING
+
+    Relevance(question)  # the model loads once
+    topic = f"Open questions. {question}"
+    size = sum(len(p.content or "") for p in pages.values())
+    wall = time.perf_counter()
+    for p in pages.values():
+        excerpt(p.content or "", topic, REVISION_NEW_CHARS, REVISION_OPENING)
+    each = time.perf_counter() - wall
+    print(f"excerpts of {len(pages)} pages ({size:,} characters): {each:.3f} s")
     return 0
 
 

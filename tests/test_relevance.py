@@ -71,3 +71,19 @@ def test_floors_follow_the_question_never_below_the_minimum() -> None:
     assert first_floor([0.7, 0.5, 0.1]) == pytest.approx(0.42)
     assert first_floor([0.2, 0.1]) == RELEVANCE_MIN
     assert first_floor([]) == RELEVANCE_MIN
+
+
+def test_loading_the_model_leaves_the_process_logging_alone() -> None:
+    """The model's package configures the root logger when imported; a user's terminal
+    would then show every library's INFO lines ("HTTP Request: POST …")."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import logging; from core.domain.relevance import Relevance; Relevance('x'); "
+        "root = logging.getLogger(); print(root.level, len(root.handlers))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == ["30", "0"]  # WARNING, no handler: as Python starts

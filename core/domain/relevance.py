@@ -66,6 +66,8 @@ MODEL_ID = "wordllama-l2-supercat-256"  # what the stored sample vectors were ma
 @cache
 def _model() -> Any:
     """The embedding model, loaded once per process from the files its wheel ships."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
     try:
         import wordllama  # lazy: the model loads once, on first use
         from wordllama import WordLlama
@@ -73,6 +75,11 @@ def _model() -> Any:
         raise EvergreenError(
             "The relevance model (wordllama) is not installed; reinstall Evergreen."
         ) from exc
+    finally:
+        # its __init__ calls logging.basicConfig(level=INFO): every library's INFO lines
+        # ("HTTP Request: POST …") would reach the terminal; the process's logging is ours
+        root.setLevel(level)
+        root.handlers[:] = handlers
     # The wheel bundles the weights under wordllama/weights/ (found by default) and the
     # tokenizer config under wordllama/tokenizers/, which the loader only looks for in
     # its cache folder: point the cache at the package itself, and never download.

@@ -31,6 +31,7 @@ from core.engine.claims import claims_of
 from core.engine.costs import CostMeter
 from core.engine.discovery import discover
 from core.engine.evidence import Checked, Found, pool_summary, refresh
+from core.engine.headings import pool_titles, retitle_stale
 from core.engine.overview import DERIVED_KEYS
 from core.engine.report_proposals import (
     merge_repeated_facts,
@@ -40,7 +41,7 @@ from core.engine.report_proposals import (
 )
 from core.engine.review import commit_run, proposals_of
 from core.engine.run_context import RunContext
-from core.engine.section_evidence import check_claims
+from core.engine.section_evidence import check_claims, title_of
 from core.engine.section_proposals import Drafting, propose_section
 from core.errors import EvergreenError
 from core.sources.registry import Providers
@@ -251,6 +252,13 @@ def propose_stage(u: Update) -> None:
     _add_new_sections(u, added)
     if u.plan is not None and u.plan.scores:  # something changed: state each fact once
         merge_repeated_facts([p for p in u.proposals if p.key not in done])
+    titles = {m: title_of(c) for m, c in u.by_marker.items()}
+    titles |= {f.evidence.marker: f.evidence.title for f in u.found}
+    retitle_stale(
+        [p for p in u.proposals if p.key not in done],
+        pool_titles(u.session, u.report.id),
+        titles,
+    )
     u.progress("updating the overview")
     sections, by_marker = u.sections, u.by_marker
     for proposal in propose_derived(

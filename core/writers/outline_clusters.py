@@ -37,8 +37,8 @@ def agglomerate(vecs: list[dict[str, float]], k: int) -> list[list[int]]:
 def heading_for(members: list[Evidence], title_idf: dict[str, float], question: str) -> str:
     """A heading from the cluster's dominant title words (title-cased, 2–4 words)."""
     if len(members) == 1:
-        return _short_title(members[0].title)
-    phrase = _shared_phrase([clean_inline(ev.title) for ev in members])
+        return short_title(members[0].title)
+    phrase = shared_phrase([clean_inline(ev.title) for ev in members])
     if phrase:
         return phrase
     words: Counter[str] = Counter()
@@ -57,12 +57,12 @@ def heading_for(members: list[Evidence], title_idf: dict[str, float], question: 
     )
     top = [surface[t] for t in ranked if words[t] > 1][:3]
     if not top:
-        return _short_title(members[0].title)
+        return short_title(members[0].title)
     top = [w if w.isupper() else w.capitalize() if i == 0 else w.lower() for i, w in enumerate(top)]
     return top[0] if len(top) == 1 else f"{', '.join(top[:-1])} and {top[-1]}"
 
 
-def _shared_phrase(titles: list[str]) -> str | None:
+def shared_phrase(titles: list[str]) -> str | None:
     """The longest run of two or more words (no stop word at either end) that at least
     two titles share — "Type hints" from "Type Hints for …" and "… Type Hints" — as a
     heading; None when no titles share one."""
@@ -89,6 +89,6 @@ def _shared_phrase(titles: list[str]) -> str | None:
     return text[0].upper() + text[1:] if not text[:1].isupper() else text
 
 
-def _short_title(title: str, limit: int = 70) -> str:
+def short_title(title: str, limit: int = 70) -> str:
     text = clean_inline(title).strip(" .") or "Sources"
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"

@@ -1,0 +1,64 @@
+"""A section's heading kept about what the section cites (:func:`retitle_stale`).
+
+A first report names a section made of one page after that page's title ("Miscellaneous
+Python 3.0 Plans"); updates then cut the page and bring others, and the heading stayed: a
+typing report carried "User Defined ("with") Statements" over its type-guard proposals
+to 2025. When such a section changes anyway, its heading is made again from the pages it
+cites now, and the proposal says so; a heading no page was named (a facet of the
+question, an analyst's own) is never touched, nor is a section that does not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sqlmodel import Session, col, select
+
+from core.domain.citations import cited_markers
+from core.domain.text import clean_inline
+from core.engine.overview import DERIVED_KEYS
+from core.states import Action
+from core.store.models import PoolEntry, SectionProposal, Source
+from core.writers.outline_clusters import shared_phrase, short_title
+
+
+def pool_titles(session: Session, report_id: int) -> set[str]:
+    """The titles of every page the report's pool holds (each as a heading would be)."""
+    rows = session.exec(
+        select(Source.title)
+        .join(PoolEntry, col(PoolEntry.source_id) == Source.id)
+        .where(PoolEntry.report_id == report_id)
+    ).all()
+    return {short_title(t).casefold() for t in rows if t}
+
+
+def retitle_stale(
+    proposals: Sequence[SectionProposal], named: set[str], titles: Mapping[int, str]
+) -> None:
+    """Give a section that changes, and whose heading is the title of a page (``named``:
+    ``pool_titles``) it no longer cites, a heading made from the titles of the pages it
+    cites now (``titles``: marker → title); unless that heading is another section's
+    already."""
+    taken = {p.heading.casefold() for p in proposals}
+    for p in proposals:
+        if p.action not in (Action.REVISE, Action.EXTEND) or p.key in DERIVED_KEYS:
+            continue
+        if p.level < 1 or not p.new_text or p.heading.casefold() not in named:
+            continue
+        # oldest in the pool first: the page the report has held longest is the one
+        # likeliest to stay, so a heading made from its title is not made again next year
+        mine = [titles[m] for m in sorted(set(cited_markers(p.new_text))) if titles.get(m)]
+        if not mine or p.heading.casefold() in {short_title(t).casefold() for t in mine}:
+            continue
+        # the phrase two of its pages' titles share ("Type Guards"), else its oldest
+        # page's title: a list of title words ("Access, extension and module") names
+        # nothing an analyst would look for
+        heading = shared_phrase([clean_inline(t) for t in mine]) or short_title(mine[0])
+        if heading.casefold() in taken:
+            continue
+        p.rationale = (
+            f"{p.rationale} Renamed from “{p.heading}”, the title of a page it no longer "
+            "cites, after the pages it cites now."
+        ).strip()
+        taken.add(heading.casefold())
+        p.heading = heading

@@ -1,0 +1,63 @@
+"""A heading that was a page's title follows the section when the page leaves it
+(``core.engine.headings.retitle_stale``): a typing report carried "User Defined
+("with") Statements" over its type-guard proposals for years."""
+
+from __future__ import annotations
+
+from core.engine.headings import retitle_stale
+from core.states import Action
+from core.store.models import SectionProposal
+
+TITLES = {
+    1: "User Defined (with) Statements",
+    2: "User-Defined Type Guards",
+    3: "Stricter Type Guards",
+    4: "Narrowing types with TypeIs",
+}
+NAMED = {t.casefold() for t in TITLES.values()}
+
+
+def proposal(
+    heading: str, text: str, action: Action = Action.REVISE, key: str = "s1"
+) -> SectionProposal:
+    return SectionProposal(
+        run_id=1, key=key, action=action, heading=heading, level=2, order=1, new_text=text
+    )
+
+
+GUARDS = "Type guards narrow types [2]. Stricter guards were withdrawn [3]. TypeIs is final [4]."
+
+
+def test_a_heading_whose_page_left_the_section_is_made_again_from_what_it_cites() -> None:
+    p = proposal("User Defined (with) Statements", GUARDS)
+    retitle_stale([p], NAMED, TITLES)
+    assert p.heading == "Type Guards"
+    assert "Renamed from “User Defined (with) Statements”" in p.rationale
+
+
+def test_a_heading_whose_page_is_still_cited_stays() -> None:
+    p = proposal("User Defined (with) Statements", "With statements [1]. " + GUARDS)
+    retitle_stale([p], NAMED, TITLES)
+    assert p.heading == "User Defined (with) Statements" and not p.rationale
+
+
+def test_a_facet_heading_or_an_unchanged_section_stays() -> None:
+    facet = proposal("Type narrowing", GUARDS)
+    kept = proposal("User Defined (with) Statements", GUARDS, Action.KEEP, key="s2")
+    retitle_stale([facet, kept], NAMED, TITLES)
+    assert facet.heading == "Type narrowing" and kept.heading == "User Defined (with) Statements"
+
+
+def test_pages_that_share_no_phrase_give_the_oldest_ones_title() -> None:
+    """The page the report has held longest (the lowest marker) is the likeliest to stay:
+    a heading from the first-cited page was made again three years running."""
+    p = proposal("User Defined (with) Statements", "TypeIs [4]. Guards [2].")
+    retitle_stale([p], NAMED, TITLES)
+    assert p.heading == "User-Defined Type Guards"
+
+
+def test_a_heading_another_section_has_is_not_taken() -> None:
+    other = proposal("Type Guards", "Guards [2].", Action.KEEP, key="s2")
+    p = proposal("User Defined (with) Statements", GUARDS)
+    retitle_stale([other, p], NAMED, TITLES)
+    assert p.heading == "User Defined (with) Statements"

@@ -30,34 +30,38 @@ GUARDS = "Type guards narrow types [2]. Stricter guards were withdrawn [3]. Type
 
 def test_a_heading_whose_page_left_the_section_is_made_again_from_what_it_cites() -> None:
     p = proposal("User Defined (with) Statements", GUARDS)
-    retitle_stale([p], NAMED, TITLES)
+    retitle_stale([p], NAMED, TITLES, {})
     assert p.heading == "Type Guards"
     assert "Renamed from “User Defined (with) Statements”" in p.rationale
 
 
 def test_a_heading_whose_page_is_still_cited_stays() -> None:
     p = proposal("User Defined (with) Statements", "With statements [1]. " + GUARDS)
-    retitle_stale([p], NAMED, TITLES)
+    retitle_stale([p], NAMED, TITLES, {})
     assert p.heading == "User Defined (with) Statements" and not p.rationale
 
 
 def test_a_facet_heading_or_an_unchanged_section_stays() -> None:
     facet = proposal("Type narrowing", GUARDS)
     kept = proposal("User Defined (with) Statements", GUARDS, Action.KEEP, key="s2")
-    retitle_stale([facet, kept], NAMED, TITLES)
+    retitle_stale([facet, kept], NAMED, TITLES, {})
     assert facet.heading == "Type narrowing" and kept.heading == "User Defined (with) Statements"
 
 
-def test_pages_that_share_no_phrase_give_the_oldest_ones_title() -> None:
-    """The page the report has held longest (the lowest marker) is the likeliest to stay:
-    a heading from the first-cited page was made again three years running."""
+def test_pages_that_share_no_phrase_give_the_most_relevant_ones_title() -> None:
+    """Updates cut the least relevant pages first, so the most relevant one's title lasts
+    (a heading from the first-cited page was made again three years running) and never
+    names the section after a page off the question; equal scores: the oldest page."""
     p = proposal("User Defined (with) Statements", "TypeIs [4]. Guards [2].")
-    retitle_stale([p], NAMED, TITLES)
-    assert p.heading == "User-Defined Type Guards"
+    retitle_stale([p], NAMED, TITLES, {2: 0.2, 4: 0.5})
+    assert p.heading == "Narrowing types with TypeIs"
+    q = proposal("User Defined (with) Statements", "TypeIs [4]. Guards [2].", key="s2")
+    retitle_stale([q], NAMED, TITLES, {})
+    assert q.heading == "User-Defined Type Guards"
 
 
 def test_a_heading_another_section_has_is_not_taken() -> None:
     other = proposal("Type Guards", "Guards [2].", Action.KEEP, key="s2")
     p = proposal("User Defined (with) Statements", GUARDS)
-    retitle_stale([other, p], NAMED, TITLES)
+    retitle_stale([other, p], NAMED, TITLES, {})
     assert p.heading == "User Defined (with) Statements"

@@ -65,3 +65,8 @@ def test_a_changed_source_still_goes_through_the_revision(fake: FakeOpenAI) -> N
     make_writer(fake).revise_section(QUESTION, "Costs", OLD, [change], [NEW])
     assert "<current_section>" in fake.requests[0]["messages"][-1]["content"]
     assert "kept as it is" not in fake.requests[0]["messages"][-1]["content"]
+
+
+def test_nothing_new_and_nothing_changed_asks_no_model(fake: FakeOpenAI) -> None:
+    draft = make_writer(fake).revise_section(QUESTION, "Costs", OLD, [], [])
+    assert draft.body == OLD and not fake.requests

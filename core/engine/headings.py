@@ -33,25 +33,30 @@ def pool_titles(session: Session, report_id: int) -> set[str]:
 
 
 def retitle_stale(
-    proposals: Sequence[SectionProposal], named: set[str], titles: Mapping[int, str]
+    proposals: Sequence[SectionProposal],
+    named: set[str],
+    titles: Mapping[int, str],
+    scores: Mapping[int, float],
 ) -> None:
     """Give a section that changes, and whose heading is the title of a page (``named``:
     ``pool_titles``) it no longer cites, a heading made from the titles of the pages it
-    cites now (``titles``: marker → title); unless that heading is another section's
-    already."""
+    cites now (``titles``: marker → title; ``scores``: marker → relevance, the update's
+    plan); unless that heading is another section's already."""
     taken = {p.heading.casefold() for p in proposals}
     for p in proposals:
         if p.action not in (Action.REVISE, Action.EXTEND) or p.key in DERIVED_KEYS:
             continue
         if p.level < 1 or not p.new_text or p.heading.casefold() not in named:
             continue
-        # oldest in the pool first: the page the report has held longest is the one
-        # likeliest to stay, so a heading made from its title is not made again next year
-        mine = [titles[m] for m in sorted(set(cited_markers(p.new_text))) if titles.get(m)]
+        # most relevant first (then the oldest in the pool): updates cut the least
+        # relevant pages, so a heading made from this one's title is not made again next
+        # year, and it never names the section after its one page off the question
+        markers = sorted(set(cited_markers(p.new_text)), key=lambda m: (-scores.get(m, 0.0), m))
+        mine = [titles[m] for m in markers if titles.get(m)]
         if not mine or p.heading.casefold() in {short_title(t).casefold() for t in mine}:
             continue
-        # the phrase two of its pages' titles share ("Type Guards"), else its oldest
-        # page's title: a list of title words ("Access, extension and module") names
+        # the phrase two of its pages' titles share ("Type Guards"), else its most
+        # relevant page's title: a list of title words ("Access, extension and module") names
         # nothing an analyst would look for
         heading = shared_phrase([clean_inline(t) for t in mine]) or short_title(mine[0])
         if heading.casefold() in taken:

@@ -258,6 +258,7 @@ def propose_stage(u: Update) -> None:
         [p for p in u.proposals if p.key not in done],
         pool_titles(u.session, u.report.id),
         titles,
+        u.plan.scores if u.plan is not None else {},
     )
     u.progress("updating the overview")
     sections, by_marker = u.sections, u.by_marker

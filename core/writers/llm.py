@@ -252,7 +252,9 @@ class LlmWriter:
         new_evidence: Sequence[Evidence],
         claims: Sequence[ClaimUpdate] = (),
     ) -> Draft:
-        if not changes and not claims:
+        if not changes and not claims:  # nothing to rewrite: at most a paragraph to add
+            if not new_evidence:
+                return Draft(body=old_body, markers=cited_markers(old_body))
             return self._extend(question, heading, old_body, new_evidence)
         gone = {c.marker for c in changes if c.kind == ChangeKind.GONE or c.new is None}
         current = [c.new for c in changes if c.new is not None] + list(new_evidence)

@@ -116,8 +116,7 @@ def excerpt_cost(question: str, pages: dict) -> int:
     from core.domain.relevance import Relevance
     from core.writers.prompt_material import REVISION_NEW_CHARS, REVISION_OPENING
 
-    Relevance(question)  # the model loads once
-    topic = f"Open questions. {question}"
+    topic = Relevance(f"Open questions. {question}")  # the model loads once
     size = sum(len(p.content or "") for p in pages.values())
     wall = time.perf_counter()
     for p in pages.values():

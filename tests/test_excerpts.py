@@ -5,6 +5,7 @@ passages only, in page order, with ``[…]`` where text is left out."""
 from __future__ import annotations
 
 from core.domain.excerpts import GAP, excerpt
+from core.domain.relevance import Relevance
 
 OPENING = "Widget 7 Release Schedule\n\nThis document describes the release schedule of Widget 7."
 TIMETABLE = "\n".join(
@@ -22,7 +23,7 @@ TOPIC = (
 
 
 def test_the_paragraph_about_the_topic_is_shown_from_deep_in_the_page() -> None:
-    shown = excerpt(PAGE, TOPIC, 600, 100)
+    shown = excerpt(PAGE, Relevance(TOPIC), 600, 100)
     assert shown.startswith(OPENING) and LIFESPAN.replace("  ", " ") in " ".join(shown.split())
     assert len(shown) <= 600 + len(GAP)
     assert "sentence-end-double-space" not in shown  # shares "end", means nothing
@@ -31,10 +32,10 @@ def test_the_paragraph_about_the_topic_is_shown_from_deep_in_the_page() -> None:
 
 
 def test_every_passage_shown_is_the_pages_own_text() -> None:
-    shown = excerpt(PAGE, TOPIC, 600, 100)
+    shown = excerpt(PAGE, Relevance(TOPIC), 600, 100)
     for part in shown.split(GAP.strip()):
         assert part.strip() in PAGE
 
 
 def test_a_page_that_fits_is_shown_whole() -> None:
-    assert excerpt(LIFESPAN, TOPIC, 600, 100) == LIFESPAN
+    assert excerpt(LIFESPAN, Relevance(TOPIC), 600, 100) == LIFESPAN

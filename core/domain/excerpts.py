@@ -17,9 +17,10 @@ GAP = "\n[…]\n"  # marks the text an excerpt leaves out between two passages
 MIN_WORDS = 4  # distinct words a paragraph needs to be chosen for its topic
 
 
-def excerpt(content: str, topic: str, limit: int, opening: int) -> str:
+def excerpt(content: str, topic: Relevance, limit: int, opening: int) -> str:
     """``content`` within about ``limit`` characters: the passages of its first
-    ``opening`` characters, then its paragraphs closest in meaning to ``topic`` — as
+    ``opening`` characters, then its paragraphs closest in meaning to ``topic`` (one
+    ``Relevance`` for every page a prompt excerpts: the topic is embedded once) — as
     much of each as fits, whole passages only — in page order, ``[…]`` where text is
     left out. A page that fits is returned whole; one without passages, cut at
     ``limit``."""
@@ -55,7 +56,7 @@ def _paragraphs(text: str, units: tuple[Passage, ...]) -> list[list[Passage]]:
     return out
 
 
-def _ranked(text: str, blocks: list[list[Passage]], topic: str) -> list[list[Passage]]:
+def _ranked(text: str, blocks: list[list[Passage]], topic: Relevance) -> list[list[Passage]]:
     """The paragraphs closest in meaning to ``topic``, best first (the relevance model's
     cosine: a release schedule's "3.11 will receive bugfix updates … for 18 months" is
     about end-of-life dates though it shares no word with them). A paragraph of under
@@ -67,7 +68,7 @@ def _ranked(text: str, blocks: list[list[Passage]], topic: str) -> list[list[Pas
         if len(frozenset().union(*(p.tokens for p in b))) >= MIN_WORDS
         and not b[-1].text.endswith(":")
     ]
-    scores = Relevance(topic).scores([text[b[0].start : b[-1].end] for b in kept])
+    scores = topic.scores([text[b[0].start : b[-1].end] for b in kept])
     ranked = sorted(zip(scores, range(len(kept)), kept, strict=True), key=lambda x: (-x[0], x[1]))
     return [b for _s, _i, b in ranked]
 

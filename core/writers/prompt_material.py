@@ -18,6 +18,7 @@ from core.domain.excerpts import excerpt
 from core.domain.key_fact import typed
 from core.domain.keyfacts import read_key_facts
 from core.domain.material_tokens import material_tokens, prose_words
+from core.domain.relevance import Relevance
 from core.states import ChangeKind, ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
 
@@ -75,9 +76,11 @@ def revision_bundle(
         shown.add(change.new.marker)
     # A rewritten page whose cited passages are gone is offered as new evidence too; its
     # additions are in the change lines already, so it keeps its one block.
-    for e in new_evidence:
-        if e.marker not in shown:
-            text = excerpt(e.content, topic, REVISION_NEW_CHARS, REVISION_OPENING)
+    fresh = [e for e in new_evidence if e.marker not in shown]
+    if fresh:
+        relevance = Relevance(topic)  # the topic embedded once for every page
+        for e in fresh:
+            text = excerpt(e.content, relevance, REVISION_NEW_CHARS, REVISION_OPENING)
             parts.append(quote_source(e, len(text), text))
     return "\n\n".join(parts)
 

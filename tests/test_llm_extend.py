@@ -1,5 +1,6 @@
-"""A revision that only brings new sources (``LlmWriter.revise_section`` with no changed
-source and no claim to rewrite) asks the model for the paragraph they add
+"""A revision with no sentence to rewrite (``LlmWriter.revise_section`` with no claim
+update and no source gone) — only new sources, or a cited page that now declares a status
+no sentence states — asks the model for the paragraph they add
 (``prompts/extend_section.md``): the section stands above it byte for byte, whatever
 the model does, and is not re-typed at the cost of its output tokens."""
 
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from core.domain.claim_diff import ClaimChange
-from core.writers.base import Evidence, EvidenceChange
+from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.helpers.corpus import QUESTION
 from tests.helpers.llm import EV, make_writer
@@ -60,11 +61,46 @@ def test_nothing_worth_adding_keeps_the_section(fake: FakeOpenAI) -> None:
     assert draft.body == OLD and draft.markers == [3]
 
 
-def test_a_changed_source_still_goes_through_the_revision(fake: FakeOpenAI) -> None:
+def test_a_sentence_to_rewrite_still_goes_through_the_revision(fake: FakeOpenAI) -> None:
     change = EvidenceChange(3, "material", (ClaimChange("142", "128"),), ("number",), EV[0])
-    make_writer(fake).revise_section(QUESTION, "Costs", OLD, [change], [NEW])
+    claim = ClaimUpdate(
+        "Prices fell to 142 dollars per kWh [3] .",
+        3,
+        "edited",
+        (("142 dollars per kWh", "128 dollars per kWh"),),
+    )
+    make_writer(fake).revise_section(QUESTION, "Costs", OLD, [change], [NEW], [claim])
     assert "<current_section>" in fake.requests[0]["messages"][-1]["content"]
     assert "kept as it is" not in fake.requests[0]["messages"][-1]["content"]
+
+
+def test_a_source_gone_still_goes_through_the_revision(fake: FakeOpenAI) -> None:
+    gone = EvidenceChange(3, "gone", (), (), None)
+    make_writer(fake).revise_section(QUESTION, "Costs", OLD, [gone], [])
+    assert "kept as it is" not in fake.requests[0]["messages"][-1]["content"]
+
+
+# a cited page whose header now declares a new status; no sentence of OLD states one
+FINAL = Evidence(
+    3,
+    "https://ex.org/lfp",
+    "Storage price index",
+    "Status: Final\nType: Standards Track\n\n" + EV[0].content,
+    0,
+)
+
+
+def test_news_of_a_cited_source_is_added_below_the_section(fake: FakeOpenAI) -> None:
+    """Nothing OLD says is wrong: the new status gets a sentence of its own after it."""
+    change = EvidenceChange(3, "material", (), ("header Status: Draft → Final",), FINAL)
+    draft = make_writer(fake).revise_section(QUESTION, "Costs", OLD, [change], [NEW])
+    prompt = fake.requests[0]["messages"][-1]["content"]
+    assert "kept as it is" in prompt and "Status: Draft → Final" in prompt
+    assert "Allowed citation ids: 3, 7." in prompt
+    assert draft.body.startswith(OLD + "\n\n")
+    added = draft.body[len(OLD) :]
+    assert "Storage price index — Status: Final [3]." in added and "[7]" in added
+    assert ("Status: Final", 3) in {(q["quote"], q["marker"]) for q in draft.quotes}
 
 
 def test_nothing_new_and_nothing_changed_asks_no_model(fake: FakeOpenAI) -> None:

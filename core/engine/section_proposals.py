@@ -323,7 +323,8 @@ def _from_draft(d: Drafting, case: SectionCase, draft: Draft) -> SectionProposal
             **fields, action=Action.KEEP, new_text=old, decision=decision, rationale=why.strip()
         )
     if body.startswith(old) and not updates:
-        action, why = Action.EXTEND, f"{sources_fit(len(case.new))} this section."
+        fit = [f"{sources_fit(len(case.new))} this section."] if case.new else []
+        action, why = Action.EXTEND, " ".join([*case.news, *fit])
     else:
         action = Action.REVISE
         also = f" Also {sources_fit(len(case.new))} this section." if case.new else ""

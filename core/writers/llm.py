@@ -252,11 +252,11 @@ class LlmWriter:
         new_evidence: Sequence[Evidence],
         claims: Sequence[ClaimUpdate] = (),
     ) -> Draft:
-        if not changes and not claims:  # nothing to rewrite: at most a paragraph to add
-            if not new_evidence:
-                return Draft(body=old_body, markers=cited_markers(old_body))
-            return self._extend(question, heading, old_body, new_evidence)
         gone = {c.marker for c in changes if c.kind == ChangeKind.GONE or c.new is None}
+        if not claims and not gone:  # nothing to rewrite: at most a paragraph to add
+            if not changes and not new_evidence:
+                return Draft(body=old_body, markers=cited_markers(old_body))
+            return self._extend(question, heading, old_body, changes, new_evidence)
         current = [c.new for c in changes if c.new is not None] + list(new_evidence)
         allowed = (set(cited_markers(old_body)) | {e.marker for e in current}) - gone
         texts = {e.marker: e.content for e in current}
@@ -305,21 +305,28 @@ class LlmWriter:
         )
 
     def _extend(
-        self, question: str, heading: str, old_body: str, new_evidence: Sequence[Evidence]
+        self,
+        question: str,
+        heading: str,
+        old_body: str,
+        changes: Sequence[EvidenceChange],
+        new_evidence: Sequence[Evidence],
     ) -> Draft:
-        """Only new sources arrived: the model writes the paragraph they add and the
-        section stands above it as it was, byte for byte — it is not sent back to be
-        re-typed (a revision's reply was the whole section: as many output tokens as
-        writing it) and cannot be altered by a model that was asked to keep it."""
-        fresh = {e.marker for e in new_evidence}
-        texts = {e.marker: e.content for e in new_evidence}
+        """Nothing the section says is wrong — only new sources arrived, or a cited page
+        says something new (a status no sentence states): the model writes the paragraph
+        they add and the section stands above it as it was, byte for byte. It is not sent
+        back to be re-typed (a revision's reply was the whole section: as many output
+        tokens as writing it) and cannot be altered by a model that was asked to keep it."""
+        current = [c.new for c in changes if c.new is not None] + list(new_evidence)
+        fresh = {e.marker for e in current}
+        texts = {e.marker: e.content for e in current}
         notes: list[str] = []
 
         def check(out: SectionText) -> Draft:
             if not out.body.strip():
                 return Draft(body=old_body, markers=cited_markers(old_body), notes=[])
             added = checked_draft(out.body, heading, fresh, set(), notes, require_cite=True)
-            # a sentence citing no new source restates the section, or nothing: it goes
+            # a sentence citing none of these sources restates the section, or nothing: it goes
             cited = [sentence for _pos, sentence, _markers in cited_sentences(added.body)]
             added = with_quotes(Draft(" ".join(cited), notes=added.notes), out.quotes, texts)
             body = f"{old_body.rstrip()}\n\n{added.body}" if old_body.strip() else added.body
@@ -333,7 +340,8 @@ class LlmWriter:
             question=question,
             heading=heading,
             current=old_body.replace("</current_section", "&lt;/current_section") or "(empty)",
-            sources=revision_bundle([], new_evidence, f"{heading}. {question}"),
+            changes="\n\n".join(describe_change(c) for c in changes) or "(none: only new sources)",
+            sources=revision_bundle(changes, new_evidence, f"{heading}. {question}"),
             source_ids=", ".join(str(m) for m in sorted(fresh)),
         )
 

@@ -215,8 +215,8 @@ class FakeOpenAI:
             current = re.search(r"<current_section>\n(.*?)\n</current_section>", user, re.S)
             if current and kind == "ignore_claims":
                 return {"body": current.group(1), "quotes": []}
-            if current and EXTEND in user:  # only the paragraph the new sources add
-                text, quotes = _new_paragraph(sources, unknown_ids)
+            if current and EXTEND in user:  # only the paragraph the sources add
+                text, quotes = _added(current.group(1), user, sources, unknown_ids)
             elif current:
                 text, quotes = _revise(current.group(1), user, sources, unknown_ids)
             else:
@@ -336,6 +336,18 @@ def _revise(
             quotes.append(_quote(f"{title} — {status.group(0)} [{i}].", i, status.group(0)))
     extra, more = _new_paragraph([s for s in sources if s[0] not in changed], unknown_ids)
     return body + ("\n\n" + extra if extra else ""), quotes + more
+
+
+def _added(
+    body: str, user: str, sources: list[tuple[int, str, str]], unknown_ids: bool
+) -> tuple[str, list[dict[str, Any]]]:
+    """What a revision would append to ``body`` (a changed source's new status or
+    passage, a sentence from each new source), without the section: (text, quotes)."""
+    revised, quotes = _revise(body, user, sources, unknown_ids)
+    if not revised.startswith(body):  # the revision edited a sentence in place
+        return _new_paragraph(sources, unknown_ids)
+    text = revised[len(body) :].strip()
+    return text, [q for q in quotes if q["sentence"] in text]
 
 
 def _new_paragraph(

@@ -76,6 +76,38 @@ def test_a_sentence_naming_the_project_further_in_comes_with_the_one_naming_it()
     assert refers_back("Quillfield said the company's plant is for sale.")
 
 
+def test_a_connective_led_sentence_is_not_quoted_alone() -> None:
+    """ "Finally, …" or "In this case, …" continue a paragraph the report does not carry."""
+    for lead in ("Finally, ", "In this case, ", "Instead, ", "As a result, "):
+        assert refers_back(lead + "the grid battery storage plant closes in winter.")
+    assert not refers_back("In addition to batteries, the grid storage plant runs pumps.")
+    assert not refers_back("As a result of the tender, the grid storage plant opened.")
+    page = (
+        "Staff members walk their dogs along the harbour wall every single morning here.\n\n"
+        "Finally, the grid battery storage operator runs four plants in the region."
+    )
+    body = OfflineWriter(sentences_per_section=2).write_section(
+        QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)]
+    ).body
+    assert "Finally" not in body
+
+
+def test_questions_and_first_person_asides_are_not_quoted_before_statements() -> None:
+    page = (
+        "Which grid battery storage operators will grow the most next year? "
+        "I used my own spreadsheet of grid battery storage operators for the figures. "
+        "Harbourline operates three grid battery storage plants with 300 MWh of capacity."
+    )
+    body = OfflineWriter(sentences_per_section=1).write_section(
+        QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)]
+    ).body
+    assert "300 MWh" in body and "?" not in body and "spreadsheet" not in body
+    body = OfflineWriter(sentences_per_section=3).write_section(
+        QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)]
+    ).body
+    assert "?" not in body  # never, however many sentences the section takes
+
+
 def test_brochure_copy_is_quoted_after_plain_statements() -> None:
     page = (
         "Our award-winning, world-class grid battery storage operators run innovative grid "

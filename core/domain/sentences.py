@@ -132,7 +132,15 @@ def claim_units(sentences: list[str]) -> list[str]:
 #: words that, opening a sentence, refer back to an earlier one
 _BACK_WORDS = frozenset(
     "it its this these those they their them he she his her such that there's thus "
-    "also however hence therefore moreover furthermore".split()
+    "also however hence therefore moreover furthermore finally additionally instead "
+    "otherwise similarly likewise nevertheless nonetheless consequently accordingly "
+    "conversely meanwhile besides".split()
+)
+#: phrases that do the same ("In this case, …", "As a result, …")
+_BACK_PHRASES = re.compile(
+    r"(?:in (?:particular|this case|that case|turn)|on the other hand|for this reason|"
+    r"to this end|as such|(?:in addition|as a result|(?:in|by) contrast)(?!\s+(?:to|of|with)\b))\b",
+    re.I,
 )
 #: nouns that, after "the" / "this" at a sentence's start, stand for something named
 #: before ("The company was founded …", "The technology has not yet operated …")
@@ -160,16 +168,17 @@ _INNER_BACK = re.compile(
 
 
 def refers_back(sentence: str) -> bool:
-    """Does the sentence lean on an earlier one — open with a pronoun ("It is …") or
-    "the"/"this" and a noun that stands for something named before ("The company was
-    founded …"), or speak of "the project" or "the company" further in without naming
-    it ("Quillfield said that it had cancelled the project")? Quoted alone, such a
-    sentence leaves its reader asking what it is about, or answering wrongly."""
+    """Does the sentence lean on an earlier one — open with a pronoun ("It is …"), a
+    connective ("Finally, …", "In this case, …"), or "the"/"this" and a noun that stands
+    for something named before ("The company was founded …"), or speak of "the project"
+    or "the company" further in without naming it ("Quillfield said that it had
+    cancelled the project")? Quoted alone, such a sentence leaves its reader asking what
+    it is about, or answering wrongly."""
     words = re.findall(r"[A-Za-z']+", sentence[:60])
     if not words:
         return False
     first = words[0].casefold()
-    if first in _BACK_WORDS:
+    if first in _BACK_WORDS or _BACK_PHRASES.match(sentence.lstrip("\"'(*_`")):
         return True
     if first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS:
         return True

@@ -1,10 +1,11 @@
 """Which sentences of its sources the offline writer quotes in a section.
 
 Candidates are ranked by TF-IDF likeness to the heading (twice) and the question, with a
-little weight for their page's title; brochure copy scores a fraction. Near repeats are
-left out, a sentence that refers back ("It is …") comes only with the one before it, and
-one that opens with a short name ("Saltmarsh was …") brings the sentence introducing the
-full name when nothing quoted names it yet.
+little weight for their page's title; brochure copy scores a fraction, an author's first
+person half. A page's questions are not quoted, near repeats are left out, a sentence
+that refers back ("It is …") comes only with the one before it, and one that opens with a
+short name ("Saltmarsh was …") brings the sentence introducing the full name when nothing
+quoted names it yet.
 """
 
 from __future__ import annotations
@@ -58,7 +59,12 @@ def select_sentences(
             before = quotable_sentences(content)[pos - 1] if pos else None
             # the sentence before it in the page names what it refers to only if it is in
             # the same paragraph ("The technology has not …" after another section's line)
-            if before is None or refers_back(before) or not same_paragraph(content, before, s):
+            if (
+                before is None
+                or refers_back(before)
+                or before.endswith("?")
+                or not same_paragraph(content, before, s)
+            ):
                 continue
             if (pos - 1, before) not in picked.get(marker, []):
                 group.insert(0, (pos - 1, before))
@@ -83,7 +89,8 @@ def _ranked(
     candidates: list[tuple[Evidence, int, str]] = []
     for ev in evidence:
         for pos, s in enumerate(quotable_sentences(ev.content)):
-            candidates.append((ev, pos, s))
+            if not s.endswith("?"):  # a page's question is not something it states
+                candidates.append((ev, pos, s))
     if not candidates:
         return []
     idf = idf_table(terms(s) for _, _, s in candidates)
@@ -96,7 +103,8 @@ def _ranked(
                     cosine(tfidf(terms(s), idf), target)
                     + 0.3 * cosine(title_vecs[ev.marker], target)
                 )
-                * (MARKETING_PENALTY if _selling(s) else 1.0),
+                * (MARKETING_PENALTY if _selling(s) else 1.0)
+                * (PERSONAL_PENALTY if _PERSONAL.search(s) else 1.0),
                 ev.rank,
                 pos,
                 ev.marker,
@@ -147,6 +155,10 @@ _MARKETING = re.compile(
     re.I,
 )
 MARKETING_PENALTY = 0.2  # a brochure sentence scores this share: quoted only when nothing else fits
+#: an author speaking for themselves ("the tooling I used", "in my view"): their voice,
+#: quoted in a report, reads as the report's
+_PERSONAL = re.compile(r"\b(?:I|I'm|I've|I'd|my)\b")
+PERSONAL_PENALTY = 0.5
 
 
 def _selling(sentence: str) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.domain.sentences import refers_back
+from core.domain.sentences import name_page, refers_back, self_reference
 from core.states import ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence
 from core.writers.offline import OfflineWriter
@@ -86,9 +86,11 @@ def test_a_connective_led_sentence_is_not_quoted_alone() -> None:
         "Staff members walk their dogs along the harbour wall every single morning here.\n\n"
         "Finally, the grid battery storage operator runs four plants in the region."
     )
-    body = OfflineWriter(sentences_per_section=2).write_section(
-        QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)]
-    ).body
+    body = (
+        OfflineWriter(sentences_per_section=2)
+        .write_section(QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)])
+        .body
+    )
     assert "Finally" not in body
 
 
@@ -98,13 +100,17 @@ def test_questions_and_first_person_asides_are_not_quoted_before_statements() ->
         "I used my own spreadsheet of grid battery storage operators for the figures. "
         "Harbourline operates three grid battery storage plants with 300 MWh of capacity."
     )
-    body = OfflineWriter(sentences_per_section=1).write_section(
-        QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)]
-    ).body
+    body = (
+        OfflineWriter(sentences_per_section=1)
+        .write_section(QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)])
+        .body
+    )
     assert "300 MWh" in body and "?" not in body and "spreadsheet" not in body
-    body = OfflineWriter(sentences_per_section=3).write_section(
-        QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)]
-    ).body
+    body = (
+        OfflineWriter(sentences_per_section=3)
+        .write_section(QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)])
+        .body
+    )
     assert "?" not in body  # never, however many sentences the section takes
 
 
@@ -248,3 +254,31 @@ def test_a_claim_dropped_on_revision_takes_its_lead_in() -> None:
         "License files are found by name patterns [2]. "
         "Wheels keep them in the metadata directory [3]."
     )
+
+
+def test_a_page_speaking_of_itself_is_named_when_nothing_else_names_it() -> None:
+    """ "This proposal enables …" is often a page's best summary; quoted with no fact line
+    naming the page, it says which proposal."""
+    page = (
+        "Staff members walk their dogs along the harbour wall every single morning here. "
+        "This proposal enables grid battery storage operators to bid into reserve markets."
+    )
+    ev = Evidence(1, "u", "Reserve market access", page)
+    body = (
+        OfflineWriter(sentences_per_section=1)
+        .write_section(QUESTION, "Grid battery storage operators", [ev])
+        .body
+    )
+    assert body == (
+        "The proposal “Reserve market access” enables grid battery storage operators to bid "
+        "into reserve markets [1]."
+    )
+    assert self_reference("This PEP defines a new type of package.") == "PEP"
+    assert self_reference("This method defines a new type of package.") is None
+    assert name_page("This proposal's goal is X.", "T") == "This proposal's goal is X."
+    # the name is the page's title, which its text need not carry: checked as it says it
+    from core.domain.anchors import anchor_claim
+
+    named = name_page("This proposal enables mixed targets.", "Mixed Language Targets")
+    held = anchor_claim(named[:-1] + " [1].", "This proposal enables mixed targets.")
+    assert held.supported and held.score == 1.0

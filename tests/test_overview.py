@@ -54,6 +54,15 @@ def test_rows_read_the_declared_status_and_the_decision_date_of_any_layout() -> 
     assert "| Structured widgets | Implemented (Swift 5.5) [2] | — |" in table
 
 
+def test_a_few_decision_dates_stand_in_their_status_cells_not_a_column_of_dashes() -> None:
+    rows = [FactRow(1, "Widgets", "Accepted", "24-Oct-2023")]
+    rows += [FactRow(i, f"Item {i}", "Final", "") for i in (2, 3)]
+    table = key_facts_body(rows)
+    assert table.splitlines()[0] == "| Item | Status |" and "—" not in table
+    assert "| Widgets | Accepted since 24-Oct-2023 [1] |" in table
+    assert "| Item 2 | Final [2] |" in table
+
+
 def test_a_link_is_not_a_date() -> None:
     page = "Title: W\nStatus: Final\nType: X\nResolution: https://example.org/t/2023/5\n\nText."
     assert fact_rows([1], {1: ("W", page)})[0].since == ""
@@ -201,3 +210,21 @@ def test_a_key_facts_row_is_supported_by_the_declarations_even_without_the_title
     held = anchor_claim("| Copperline Storage Park | Approved [8] |", page)
     assert held.supported and [s.exact for s in held.selectors] == ["- Status: Approved"]
     assert not anchor_claim("| Copperline Storage Park | Proposed [8] |", page).supported
+
+
+def test_a_right_date_does_not_save_a_key_facts_row_with_the_wrong_status() -> None:
+    """A row that gives the right date and the wrong status is contradicted: its date and
+    title covered most of its words, and a wrong status passed."""
+    from core.domain.anchors import anchor_claim
+
+    held = anchor_claim("| Widgets | Accepted since 24-Oct-2023 [1] |", PEP_LIKE)
+    assert held.supported and any("Resolution" in s.exact for s in held.selectors)
+    for row in (
+        "| Widgets | Final since 24-Oct-2023 [1] |",
+        "| Widgets | Final [1] | 24-Oct-2023 |",
+    ):
+        wrong = anchor_claim(row, PEP_LIKE)
+        assert not wrong.supported and wrong.contradicted[0][0] == "Final"
+    swift = anchor_claim("| Structured widgets | Implemented (Swift 5.5) [2] |", SWIFT_LIKE)
+    assert swift.supported and not swift.contradicted
+    assert anchor_claim("| Structured widgets | Accepted [2] |", SWIFT_LIKE).contradicted

@@ -20,8 +20,11 @@ from rapidfuzz import fuzz, process
 
 from core.domain.citations import strip_citations
 from core.domain.declared_fields import field_value, stated_fields
+from core.domain.passage_changes import STATUS_STEMS
 from core.domain.passages import Passage, normalise, passages, token_weights
 from core.domain.selectors import Selector
+from core.domain.sentences import unnamed
+from core.domain.text import stem
 
 MAX_PASSAGES = 4  # at most this many passages support one claim
 SUPPORT_MIN = 0.5  # weighted share of a sentence's words its passages must cover
@@ -85,6 +88,7 @@ def anchor_claim(sentence: str, content: str, quote: str | None = None) -> Ancho
     if not content.strip():
         return Anchoring(missing=["(empty page)"])
     sentence = html.unescape(sentence)  # a body keeps "<" escaped ("&lt;"), a page does not
+    sentence = unnamed(sentence)  # "The PEP “Title” defines …": "This PEP defines …"
     row = _declared_row(sentence, content)
     if row is not None:
         return row
@@ -138,19 +142,41 @@ def _declared_row(sentence: str, content: str) -> Anchoring | None:
     if not text.startswith("|"):
         return None
     cells = [c.strip() for c in text.strip("|").split("|")]
-    values = [c for c in cells[1:] if c and c not in ("—", "-")]
+    # a status cell may carry its date: "Withdrawn since 31-Jan-2025"
+    values = [v for c in cells[1:] for v in c.split(" since ") if v and v not in ("—", "-")]
     if len(cells) < 2 or not values:
         return None
     declared: dict[str, Passage] = {}
+    status: Passage | None = None  # the page's own status (or stage) field
     for p in passages(content):
         if p.field is not None:
             declared.setdefault(field_value(p.field[1]), p)
+            if status is None and normalise(p.field[0]) in _STATUS_LABELS:
+                status = p
     hits = [declared.get(field_value(v)) for v in values]
     if not all(hits):
+        said, page = _status_word(values[0]), status and _status_word(status.field[1])
+        if status is not None and said and page and said != page:
+            # the row gives the item a status its page does not declare: contradicted,
+            # whatever else of the row the page says (its date, its title)
+            selector = Selector.at(content, status.start, status.end)
+            return Anchoring([selector], 0.0, False, [], [(values[0], status)])
         return None
     chosen = _quote_passages(content, cells[0])[:1] + [p for p in hits if p is not None]
     chosen = sorted(dict.fromkeys(chosen), key=lambda p: p.start)
     return Anchoring([Selector.at(content, p.start, p.end) for p in chosen], 1.0, True, [], [])
+
+
+_STATUS_LABELS = frozenset({"status", "stage"})
+
+
+def _status_word(value: str) -> str | None:
+    """The status a cell or a field value opens with, stemmed ("Implemented (Swift 5.5)",
+    "**Implemented (Swift 5.5)** ([Acceptance post](…))" → "implement"); None when it
+    opens with no status word."""
+    words = re.findall(r"[A-Za-z]+", value)
+    first = stem(words[0].casefold()) if words else ""
+    return first if first in STATUS_STEMS else None
 
 
 def _cover(sentence: str, weights: dict[str, float], content: str) -> list[Passage]:

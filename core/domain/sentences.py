@@ -26,6 +26,8 @@ __all__ = [
     "cited_sentences",
     "goes_on",
     "refers_back",
+    "self_reference",
+    "unnamed",
     "sentence_spans",
     "split_cited_sentences",
     "split_prose",
@@ -186,6 +188,45 @@ def refers_back(sentence: str) -> bool:
         if not re.search(rf"\b{m.group(1)}\b", sentence[: m.start()], re.I):
             return True  # "the Ashgrove Storage Project … the project" names it itself
     return False
+
+
+#: "This PEP defines …", "This proposal enables …": a page speaking of itself
+_SELF = re.compile(
+    r"(?:This|The present) (PEP|RFC|proposal|document|specification|spec|paper|article|"
+    r"report|guide|page|standard|draft|note)\b(?!['’]s)\s+(?=[a-z])"
+)
+
+
+def self_reference(sentence: str) -> str | None:
+    """The noun a sentence names its own page with at its start ("This PEP defines …" →
+    "PEP"), or None. Quoted from that page, it refers to nothing earlier: naming the page
+    ("The PEP “Implicit Namespace Packages” defines …") makes it stand alone."""
+    m = _SELF.match(sentence.lstrip("\"'(*_`"))
+    return m.group(1) if m else None
+
+
+def name_page(sentence: str, title: str) -> str:
+    """``sentence`` with its self-reference replaced by the page's name: "This proposal
+    enables …" → "The proposal “Mixed Language Targets” enables …" (unchanged when it
+    has none, or the page has no title)."""
+    lead = len(sentence) - len(sentence.lstrip("\"'(*_`"))
+    m = _SELF.match(sentence, lead)
+    if m is None or not title.strip():
+        return sentence
+    return f"{sentence[:lead]}The {m.group(1)} “{title.strip()}” {sentence[m.end() :]}"
+
+
+_NAMED = re.compile(
+    r"The (PEP|RFC|proposal|document|specification|spec|paper|article|report|guide|page|"
+    r"standard|draft|note) “[^”]+” "
+)
+
+
+def unnamed(sentence: str) -> str:
+    """``name_page`` undone: the sentence as its page has it ("The PEP “T” defines …" →
+    "This PEP defines …"). The name is the cited page's own title, which its text may not
+    carry (a web page's title is its metadata): a claim is checked on what the page says."""
+    return _NAMED.sub(lambda m: f"This {m.group(1)} ", sentence, count=1)
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")

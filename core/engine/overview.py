@@ -107,18 +107,21 @@ def fact_rows(order: Sequence[int], pages: Mapping[int, tuple[str, str]]) -> lis
 
 
 def key_facts_body(rows: Sequence[FactRow]) -> str:
-    """The key facts as a Markdown table, each row cited."""
+    """The key facts as a Markdown table, each row cited. A "Since" column when at least
+    half the rows have a decision date; fewer, and the dates stand in their status cells
+    ("Withdrawn since 31-Jan-2025") rather than in a column of dashes."""
     if not rows:
         return ""
-    since = any(r.since for r in rows)
+    column = sum(1 for r in rows if r.since) * 2 >= len(rows)
     head = (
         "| Item | Status | Since |\n| --- | --- | --- |"
-        if since
-        else ("| Item | Status |\n| --- | --- |")
+        if column
+        else "| Item | Status |\n| --- | --- |"
     )
     lines = [head]
     for r in rows:
-        cells = [r.item, f"{r.status} [{r.marker}]"] + ([r.since or "—"] if since else [])
+        status = r.status if column or not r.since else f"{r.status} since {r.since}"
+        cells = [r.item, f"{status} [{r.marker}]"] + ([r.since or "—"] if column else [])
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

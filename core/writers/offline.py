@@ -23,7 +23,7 @@ from core.domain.facets import Facet, subject_of
 from core.domain.keyfacts import header_fields
 from core.domain.passages import sentence_key
 from core.domain.report_render import escape_heading_lines
-from core.domain.sentences import claim_groups, split_cited_sentences
+from core.domain.sentences import claim_groups, name_page, split_cited_sentences
 from core.domain.text import clean_inline, idf_table, page_terms, terms, tfidf
 from core.states import ChangeKind
 from core.writers.base import (
@@ -162,7 +162,7 @@ class OfflineWriter:
                 question, heading, new_evidence, room, self.per_source
             ):
                 fresh = []
-                for sentence in [s for s in [fact_sentence(ev)] if s] + sentences:
+                for sentence in _lines(ev, sentences):
                     cited = _cite(sentence, ev.marker)
                     # a new fact that contradicts what the section says about the same
                     # thing replaces that sentence instead of standing beside it
@@ -195,9 +195,18 @@ def fact_sentence(ev: Evidence) -> str | None:
 
 
 def _paragraph(ev: Evidence, sentences: list[str]) -> str:
+    return " ".join(_cite(s, ev.marker) for s in _lines(ev, sentences))
+
+
+def _lines(ev: Evidence, sentences: list[str]) -> list[str]:
+    """A source's paragraph: its fact line, if any, then its sentences — the first named
+    after the page when it speaks of "this proposal" and no fact line names it."""
     fact = fact_sentence(ev)
-    lines = ([fact] if fact else []) + sentences
-    return " ".join(_cite(s, ev.marker) for s in lines)
+    if fact:
+        return [fact, *sentences]
+    if not sentences:
+        return []
+    return [name_page(sentences[0], clean_inline(ev.title)), *sentences[1:]]
 
 
 def _cite(sentence: str, marker: int) -> str:

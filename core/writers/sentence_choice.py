@@ -3,8 +3,9 @@
 Candidates are ranked by TF-IDF likeness to the heading (twice) and the question, with a
 little weight for their page's title; brochure copy scores a fraction, an author's first
 person half. A page's questions are not quoted, near repeats are left out, a sentence
-that refers back ("It is …") comes only with the one before it, and one that opens with a
-short name ("Saltmarsh was …") brings the sentence introducing the full name when nothing
+that refers back ("It is …") comes only with the one before it (one that names its own
+page, "This PEP defines …", stands alone: the writer names the page), and one that opens
+with a short name ("Saltmarsh was …") brings the sentence introducing the full name when nothing
 quoted names it yet.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
-from core.domain.sentences import refers_back
+from core.domain.sentences import refers_back, self_reference
 from core.domain.text import (
     clean_inline,
     cosine,
@@ -54,7 +55,7 @@ def select_sentences(
         if any(fuzz.token_set_ratio(s, t) > 85 for t in chosen_texts):
             continue
         group = [(pos, s)]
-        if refers_back(s):  # "It is the largest …": only with the sentence before it
+        if refers_back(s) and not self_reference(s):  # "It is …": with the one before it
             content = lookup[marker].content
             before = quotable_sentences(content)[pos - 1] if pos else None
             # the sentence before it in the page names what it refers to only if it is in

@@ -282,3 +282,22 @@ def test_a_page_speaking_of_itself_is_named_when_nothing_else_names_it() -> None
     named = name_page("This proposal enables mixed targets.", "Mixed Language Targets")
     held = anchor_claim(named[:-1] + " [1].", "This proposal enables mixed targets.")
     assert held.supported and held.score == 1.0
+
+
+def test_a_new_page_whose_fact_line_replaces_a_sentence_is_still_named() -> None:
+    """The fact line takes the place of the sentence it supersedes; the page's own
+    paragraph then opens with "This proposal …", which must say which one."""
+    page = (
+        "Title: Reserve Market Access\nStatus: Approved\nType: Rule\n\n"
+        "This proposal enables grid battery storage operators to bid into reserve markets."
+    )
+    old = "Reserve Market Access is proposed by the grid battery storage board [3]."
+    ev = Evidence(7, "u", "Reserve Market Access", page)
+    body = (
+        OfflineWriter()
+        .revise_section(QUESTION, "Grid battery storage operators", old, [], [ev])
+        .body
+    )
+    first, second = body.split("\n\n")
+    assert first.startswith("Reserve Market Access — Status: Approved")
+    assert second.startswith("The proposal “Reserve Market Access” enables")

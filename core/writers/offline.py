@@ -168,7 +168,8 @@ class OfflineWriter:
                     # thing replaces that sentence instead of standing beside it
                     if not _replace_superseded(paragraphs, cited):
                         fresh.append(cited)
-                if fresh:
+                if fresh:  # its fact line may have gone to the paragraph it replaced
+                    fresh[0] = name_page(fresh[0], clean_inline(ev.title))
                     paragraphs.append(" ".join(fresh))
         body = escape_heading_lines("\n\n".join(paragraphs))
         return Draft(body=body, markers=cited_markers(body))

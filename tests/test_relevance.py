@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from core.dates import parse_as_of
+from core.domain import relevance
+from core.domain.facets import topic_clause
 from core.domain.relevance import RELEVANCE_MIN, Relevance, first_floor, fuse
 from core.engine.creation import create_report
 from core.sources.corpus import add_corpus
@@ -57,6 +59,32 @@ def test_the_semantic_score_separates_topic_from_shared_words() -> None:
         ]
     )
     assert on > off + 0.2
+
+
+def test_a_clause_asking_what_to_report_does_not_outweigh_the_topic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "…: which features were proposed, accepted, or finalised, and what is still open?"
+    are words of every standard's life cycle; embedded whole, the question preferred an
+    issue tracker's page to a typing proposal. Blended with its topic clause, it does not."""
+    question = (
+        "How is static typing in Python evolving: which type-system features were proposed, "
+        "accepted, or finalised, and what is still open?"
+    )
+    pages = [
+        "Variadic Generics. This PEP introduces TypeVarTuple, a type variable that enables "
+        "parameterising generic classes and functions with an arbitrary number of types.",
+        "Improving bugs.python.org. This PEP proposes improvements to the issue tracker: "
+        "issues are proposed, accepted, triaged or closed, and the open ones are listed weekly.",
+    ]
+    typing, tracker = Relevance(question).scores(pages)
+    assert typing > tracker
+    monkeypatch.setattr(relevance, "TOPIC_WEIGHT", 0.0)  # the question embedded whole
+    typing, tracker = Relevance(question).scores(pages)
+    assert typing < tracker
+    assert topic_clause(question) == "How is static typing in Python evolving"
+    assert topic_clause(QUESTION) is None  # a list of facets after the colon
+    assert topic_clause("Note: how is typing evolving?") is None
 
 
 def test_fusion_rewards_what_both_rankings_agree_on() -> None:

@@ -155,6 +155,19 @@ def heading_of(item: str) -> str:
     return name
 
 
+def topic_clause(question: str) -> str | None:
+    """The clause naming a question's topic when a clause after its colon asks what to
+    report about it: "How is static typing in Python evolving: which type-system features
+    were proposed, accepted, or finalised, and what is still open?" → "How is static
+    typing in Python evolving". None when there is no colon, or what follows it is a list
+    of facets (then it names the topic's parts, not what to say of them), or the part
+    before it is a label of one or two words."""
+    head, colon, tail = " ".join(question.split()).partition(":")
+    if not colon or len(head.split()) < 3 or not tail.strip() or facets_of(question):
+        return None  # "Note: …" labels the question, it names no topic
+    return head.strip()
+
+
 def facets_of(question: str) -> list[Facet]:
     """The facets the question names, in its order (none when it names no list)."""
     text = " ".join(question.split())

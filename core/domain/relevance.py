@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from core.domain import feedback
+from core.domain.facets import topic_clause
 from core.domain.text import clean_inline, cosine, idf_table, page_terms, terms, tfidf
 from core.domain.vectors import standardised, unit
 from core.errors import EvergreenError
@@ -60,6 +61,7 @@ FACET_HITS = 2  # (its best position in some query's results, 0-based, at most t
 PAGE_CHARS = 2000  # the title and this much of the text stand for a page
 CENTRE_SAMPLE = 400  # pages of a collection whose mean is its centre
 CENTRE_MIN_PAGES = 100  # a smaller collection is not centred
+TOPIC_WEIGHT = 0.5  # a question's topic clause's share of its embedding (measured: BENCHMARKS)
 MODEL_ID = "wordllama-l2-supercat-256"  # what the stored sample vectors were made with
 
 
@@ -125,7 +127,7 @@ class Relevance:
         ``Collection``, scores are centred on it."""
         self.question = question
         self.centre = collection_centre(collection)
-        self._query = _model().embed([question], norm=True)[0]
+        self._query = _question_vector(question)
         self._vectors: dict[str, np.ndarray] = {}  # text → embedding: an update embeds a
         # page once for its relevance and again for its placement
         self._score = self._scorer(self._query)
@@ -209,6 +211,19 @@ class Relevance:
 
 def _embed(texts: Sequence[str]) -> np.ndarray:
     return np.asarray(_model().embed(list(texts), norm=True))
+
+
+def _question_vector(question: str) -> np.ndarray:
+    """The question's embedding — blended with its topic clause's (TOPIC_WEIGHT) when
+    a clause after its colon asks what to report ("…: which features were proposed,
+    accepted, or finalised, and what is still open?"). Those words are every standard's
+    life cycle: embedded whole, the question ranked "Improving bugs.python.org" above
+    "Variadic Generics" for static typing (``core.domain.facets.topic_clause``)."""
+    topic = topic_clause(question)
+    if topic is None:
+        return _embed([question])[0]
+    whole, head = _embed([question, topic])
+    return unit((1 - TOPIC_WEIGHT) * whole + TOPIC_WEIGHT * head)
 
 
 def collection_centre(source: object) -> Centre | None:

@@ -65,3 +65,28 @@ def test_a_heading_another_section_has_is_not_taken() -> None:
     p = proposal("User Defined (with) Statements", GUARDS)
     retitle_stale([other, p], NAMED, TITLES, {})
     assert p.heading == "User Defined (with) Statements"
+
+
+def test_a_part_heading_after_two_pages_it_no_longer_cites_is_made_again() -> None:
+    """A part split off a section named after a page is "Root: part"; when neither page
+    is left in it, the heading says nothing about what it holds (the offline typing
+    report's "Syntax for Delegating to a Subgenerator: Minor API improvements for binary
+    sequences" over its TypedDict pages)."""
+    titles = {**TITLES, 5: "Syntax for Delegating to a Subgenerator", 6: "Type Hints"}
+    named = {t.casefold() for t in titles.values()}
+    stale = proposal("Syntax for Delegating to a Subgenerator: User Defined Statements", GUARDS)
+    still = proposal("Type Hints: User-Defined Type Guards", GUARDS, key="s2")
+    retitle_stale([stale, still], named, titles, {})
+    assert stale.heading == "Type Guards" and "Renamed from" in stale.rationale
+    assert still.heading == "Type Hints: User-Defined Type Guards"  # its part is cited
+
+
+def test_a_facet_root_is_never_renamed() -> None:
+    titles = {**TITLES, 7: "Wheels"}
+    named = {t.casefold() for t in titles.values()}
+    part = proposal("Wheels: User Defined (with) Statements", GUARDS)
+    whole = proposal("Wheels", GUARDS, key="s2")
+    retitle_stale([part, whole], named, titles, {}, keep={"wheels"})
+    assert part.heading == "Wheels: User Defined (with) Statements" and whole.heading == "Wheels"
+    retitle_stale([whole], named, titles, {})  # a page's title, not a facet: renamed
+    assert whole.heading == "Type Guards"

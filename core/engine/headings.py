@@ -10,6 +10,7 @@ question, an analyst's own) is never touched, nor is a section that does not cha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from sqlmodel import Session, col, select
@@ -29,7 +30,31 @@ def pool_titles(session: Session, report_id: int) -> set[str]:
         .join(PoolEntry, col(PoolEntry.source_id) == Source.id)
         .where(PoolEntry.report_id == report_id)
     ).all()
-    return {short_title(t).casefold() for t in rows if t}
+    return {form for t in rows if t for form in _forms(t)}
+
+
+def _forms(title: str) -> set[str]:
+    """The ways a heading names a page: its title as a heading is, and the title's first
+    clause without parentheses (as "Parent: part" headings name a part's page)."""
+    clause = re.sub(r"\s*\([^)]*\)", "", clean_inline(title))
+    clause = " ".join(clause.split(": ", 1)[0].split()).strip(" .")
+    return {f.casefold() for f in (short_title(title), clause) if f}
+
+
+def _stale_names(heading: str, named: set[str], cites: set[str], keep: set[str]) -> bool:
+    """Does ``heading`` name pages (``named``: their title forms) the section no longer
+    cites (``cites``)? A heading that is a page's title; or "Root: part", where the root
+    is a page's title (a part split off a section named after a page) and neither it nor
+    the part names a page it cites. ``keep``: names never touched (the facets)."""
+    h = heading.strip().casefold()
+    if h in keep:
+        return False
+    if h in named:
+        return h not in cites
+    root, sep, part = h.partition(": ")
+    if not sep or root in keep or root not in named:
+        return False
+    return root not in cites and part not in cites
 
 
 def retitle_stale(
@@ -37,24 +62,28 @@ def retitle_stale(
     named: set[str],
     titles: Mapping[int, str],
     scores: Mapping[int, float],
+    keep: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> None:
-    """Give a section that changes, and whose heading is the title of a page (``named``:
-    ``pool_titles``) it no longer cites, a heading made from the titles of the pages it
+    """Give a section that changes, and whose heading — or a part of a "Parent: part"
+    heading — is the title of a page (``named``: ``pool_titles``) it no longer cites, and
+    no part the title of one it cites, a heading made from the titles of the pages it
     cites now (``titles``: marker → title; ``scores``: marker → relevance, the update's
-    plan); unless that heading is another section's already."""
+    plan); unless that heading is another section's already. ``keep``: headings never
+    renamed, as wholes or as roots (the question's facets, casefolded)."""
     taken = {p.heading.casefold() for p in proposals}
     for p in proposals:
         if p.action not in (Action.REVISE, Action.EXTEND) or p.key in DERIVED_KEYS:
             continue
-        if p.level < 1 or not p.new_text or p.heading.casefold() not in named:
+        if p.level < 1 or not p.new_text:
             continue
         # most relevant first (then the oldest in the pool): updates cut the least
         # relevant pages, so a heading made from this one's title is not made again next
         # year, and it never names the section after its one page off the question
         markers = sorted(set(cited_markers(p.new_text)), key=lambda m: (-scores.get(m, 0.0), m))
         mine = [titles[m] for m in markers if titles.get(m)]
-        if not mine or p.heading.casefold() in {short_title(t).casefold() for t in mine}:
-            continue
+        cites = {f for t in mine for f in _forms(t)}
+        if not mine or not _stale_names(p.heading, named, cites, keep):
+            continue  # not named after pages, or still after one it cites
         # the phrase two of its pages' titles share ("Type Guards"), else its most
         # relevant page's title: a list of title words ("Access, extension and module") names
         # nothing an analyst would look for
@@ -62,7 +91,7 @@ def retitle_stale(
         if heading.casefold() in taken:
             continue
         p.rationale = (
-            f"{p.rationale} Renamed from “{p.heading}”, the title of a page it no longer "
+            f"{p.rationale} Renamed from “{p.heading}”, named after pages it no longer "
             "cites, after the pages it cites now."
         ).strip()
         taken.add(heading.casefold())

@@ -259,6 +259,7 @@ def propose_stage(u: Update) -> None:
         pool_titles(u.session, u.report.id),
         titles,
         u.plan.scores if u.plan is not None else {},
+        keep={f.name.casefold() for f in facets_of(u.report.query)},
     )
     u.progress("updating the overview")
     sections, by_marker = u.sections, u.by_marker

@@ -301,3 +301,20 @@ def test_a_new_page_whose_fact_line_replaces_a_sentence_is_still_named() -> None
     first, second = body.split("\n\n")
     assert first.startswith("Reserve Market Access — Status: Approved")
     assert second.startswith("The proposal “Reserve Market Access” enables")
+
+
+def test_a_licence_notice_is_not_quoted() -> None:
+    """A page speaking of itself may stand alone, but not to say under which licence."""
+    page = (
+        "This document is licensed under the Open Publication License for grid battery "
+        "storage operators. "
+        "This proposal lets grid battery storage operators bid into reserve markets."
+    )
+    body = (
+        OfflineWriter(sentences_per_section=3)
+        .write_section(
+            QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Reserve rule", page)]
+        )
+        .body
+    )
+    assert "licensed" not in body and "reserve markets" in body

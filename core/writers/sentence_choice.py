@@ -2,11 +2,11 @@
 
 Candidates are ranked by TF-IDF likeness to the heading (twice) and the question, with a
 little weight for their page's title; brochure copy scores a fraction, an author's first
-person half. A page's questions are not quoted, near repeats are left out, a sentence
-that refers back ("It is …") comes only with the one before it (one that names its own
-page, "This PEP defines …", stands alone: the writer names the page), and one that opens
-with a short name ("Saltmarsh was …") brings the sentence introducing the full name when nothing
-quoted names it yet.
+person half. A page's questions and licence notices are not quoted, near repeats are left
+out, a sentence that refers back ("It is …") comes only with the one before it (one that
+names its own page, "This PEP defines …", stands alone: the writer names the page), and
+one that opens with a short name ("Saltmarsh was …") brings the sentence introducing the
+full name when nothing quoted names it yet.
 """
 
 from __future__ import annotations
@@ -90,7 +90,8 @@ def _ranked(
     candidates: list[tuple[Evidence, int, str]] = []
     for ev in evidence:
         for pos, s in enumerate(quotable_sentences(ev.content)):
-            if not s.endswith("?"):  # a page's question is not something it states
+            # a page's question is not something it states; its licence is not news
+            if not s.endswith("?") and not _BOILERPLATE.match(s):
                 candidates.append((ev, pos, s))
     if not candidates:
         return []
@@ -156,6 +157,14 @@ _MARKETING = re.compile(
     re.I,
 )
 MARKETING_PENALTY = 0.2  # a brochure sentence scores this share: quoted only when nothing else fits
+#: a page's licence or copyright notice ("This document has been placed in the public
+#: domain.", "This work is licensed under …")
+_BOILERPLATE = re.compile(
+    r"(?:(?:This|The present) \w+(?: \w+)? (?:is|has been|was|are) (?:hereby )?"
+    r"(?:placed in the public domain|(?:dual[- ])?licen[cs]ed under|released under|"
+    r"made available under)|Copyright\b|All rights reserved)",
+    re.I,
+)
 #: an author speaking for themselves ("the tooling I used", "in my view"): their voice,
 #: quoted in a report, reads as the report's
 _PERSONAL = re.compile(r"\b(?:I|I'm|I've|I'd|my)\b")

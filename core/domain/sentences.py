@@ -190,11 +190,13 @@ def refers_back(sentence: str) -> bool:
     return False
 
 
-#: "This PEP defines …", "This proposal enables …": a page speaking of itself
-_SELF = re.compile(
-    r"(?:This|The present) (PEP|RFC|proposal|document|specification|spec|paper|article|"
-    r"report|guide|page|standard|draft|note)\b(?!['’]s)\s+(?=[a-z])"
+#: what a page calls itself ("This PEP", "This proposal")
+_SELF_NOUNS = (
+    r"(PEP|RFC|proposal|document|specification|spec|paper|article|report|guide|page|"
+    r"standard|draft|note)"
 )
+#: "This PEP defines …", "This proposal enables …": a page speaking of itself
+_SELF = re.compile(rf"(?:This|The present) {_SELF_NOUNS}\b(?!['’]s)\s+(?=[a-z])")
 
 
 def self_reference(sentence: str) -> str | None:
@@ -216,10 +218,7 @@ def name_page(sentence: str, title: str) -> str:
     return f"{sentence[:lead]}The {m.group(1)} “{title.strip()}” {sentence[m.end() :]}"
 
 
-_NAMED = re.compile(
-    r"The (PEP|RFC|proposal|document|specification|spec|paper|article|report|guide|page|"
-    r"standard|draft|note) “[^”]+” "
-)
+_NAMED = re.compile(rf"The {_SELF_NOUNS} “[^”]+” ")
 
 
 def unnamed(sentence: str) -> str:

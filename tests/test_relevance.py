@@ -79,9 +79,10 @@ def test_a_clause_asking_what_to_report_does_not_outweigh_the_topic(
     ]
     typing, tracker = Relevance(question).scores(pages)
     assert typing > tracker
+    as_asked = Relevance(question, as_asked=True).scores(pages)  # "Heading: question"
     monkeypatch.setattr(relevance, "TOPIC_WEIGHT", 0.0)  # the question embedded whole
     typing, tracker = Relevance(question).scores(pages)
-    assert typing < tracker
+    assert typing < tracker and as_asked == pytest.approx([typing, tracker], abs=1e-6)
     assert topic_clause(question) == "How is static typing in Python evolving"
     assert topic_clause(QUESTION) is None  # a list of facets after the colon
     assert topic_clause("Note: how is typing evolving?") is None

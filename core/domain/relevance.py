@@ -122,12 +122,14 @@ class Relevance:
     """Scores texts against one question: the cosine similarity of their embeddings,
     centred on the pages' collection when there is one (``Centre``)."""
 
-    def __init__(self, question: str, collection: object = None) -> None:
+    def __init__(self, question: str, collection: object = None, *, as_asked: bool = False) -> None:
         """``collection``: where the pages come from (a search provider); when it is a
-        ``Collection``, scores are centred on it."""
+        ``Collection``, scores are centred on it. ``as_asked``: embed the text whole, never
+        blended with a topic clause (a text that is not a question as the analyst asked it,
+        such as "Heading: question")."""
         self.question = question
         self.centre = collection_centre(collection)
-        self._query = _question_vector(question)
+        self._query = _embed([question])[0] if as_asked else _question_vector(question)
         self._vectors: dict[str, np.ndarray] = {}  # text → embedding: an update embeds a
         # page once for its relevance and again for its placement
         self._score = self._scorer(self._query)

@@ -190,7 +190,7 @@ def propose_derived(
     built = {
         d.key: d
         for d in derived_sections(
-            docs, pages, lambda h: Relevance(f"{h}: {question}", collection).scores
+            docs, pages, lambda h: Relevance(f"{h}: {question}", collection, as_asked=True).scores
         )
     }
     out = []

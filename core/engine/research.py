@@ -239,7 +239,9 @@ def _write_and_commit(r: Research, relevance: Relevance) -> dict[str, Any]:
     top = derived_sections(
         [d.doc for d in drafts],
         pages,
-        lambda heading: Relevance(f"{heading}: {r.question}", r.providers.search).scores,
+        lambda heading: (
+            Relevance(f"{heading}: {r.question}", r.providers.search, as_asked=True).scores
+        ),
     )
     drafts[1:1] = [SectionDraft(doc, "new") for doc in top]
     run.summary = {**run.summary, "flags": r.flags}

@@ -377,8 +377,8 @@ def test_an_update_revises_the_claim_whose_passage_changed(
 
 RULE = (
     "Rule: Grid Storage Safety Rule\nStatus: {status}\nType: Standard\n\n"
-    "The grid storage safety rule sets fire limits for lithium iron phosphate battery "
-    "storage on the grid.\n"
+    "The grid storage safety rule sets {limits} metre spacing limits for lithium iron "
+    "phosphate battery storage on the grid.\n"
 )
 CODE = (
     "Rule: Battery Storage Interconnection Code\nStatus: Draft\nType: Standard\n\n"
@@ -390,14 +390,26 @@ CODE = (
 def test_a_status_the_model_copies_onto_another_source_is_corrected(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeOpenAI
 ) -> None:
-    """The rule went Draft → Final; a model that rewrites every "Status: Draft" also
-    rewrites the code's, which is still a draft: the proposal says the page's value."""
+    """The rule went Draft → Final and its limits changed; the engine sets the rule's
+    status line itself (a declared field), and a model that rewrites every "Status:
+    Draft" also rewrites the code's, which is still a draft: the proposal says the page's
+    value."""
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     records = [
-        page("rule", "Grid Storage Safety Rule", "2024-01-01", RULE.format(status="Draft")),
+        page(
+            "rule",
+            "Grid Storage Safety Rule",
+            "2024-01-01",
+            RULE.format(status="Draft", limits="3"),
+        ),
         page("code", "Battery Storage Interconnection Code", "2024-01-01", CODE),
-        page("rule", "Grid Storage Safety Rule", "2024-06-01", RULE.format(status="Final")),
+        page(
+            "rule",
+            "Grid Storage Safety Rule",
+            "2024-06-01",
+            RULE.format(status="Final", limits="5"),
+        ),
     ]
     add_corpus("st", write_jsonl(tmp_path / "st.jsonl", records))
     made = create_report(
@@ -407,8 +419,11 @@ def test_a_status_the_model_copies_onto_another_source_is_corrected(
         bodies = [x.body for x in s.exec(select(Section)).all()]
     [old] = [b for b in bodies if "Status: Draft" in b]
     assert old.count("Status: Draft") == 2, bodies
-    fake.script(Step("ok", content={"body": old.replace("Status: Draft", "Status: Final")}))
+    reply = old.replace("Status: Draft", "Status: Final").replace("sets 3 metre", "sets 5 metre")
+    fake.script(Step("ok", content={"body": reply}))
     result = update_report(made["report_id"], as_of=parse_as_of("2024-06-30"))
+    # the status line needed no model: it was sent already Final
+    assert "Grid Storage Safety Rule — Status: Final" in user_prompt(fake, len(fake.requests) - 1)
     with session_scope() as s:
         [p] = [p for p in proposals_of(s, result["run_id"]) if p.old_text == old]
     assert p.action == "revise"
@@ -428,3 +443,41 @@ def test_a_stray_space_before_punctuation_goes_but_file_names_and_roles_stay(
     text = make_writer(fake).write_section(QUESTION, "Costs", EV).body
     assert "tanks [5]. Installers" in text
     assert "installed .py to .pyc" in text and "[3]. :pep:`570`" in text
+
+
+def test_a_status_that_changed_alone_costs_no_model_call(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeOpenAI
+) -> None:
+    """The rule went Draft → Final and nothing else changed: its status line is set to the
+    page's value by the engine; no model is asked to re-type the section for it."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    records = [
+        page(
+            "rule",
+            "Grid Storage Safety Rule",
+            "2024-01-01",
+            RULE.format(status="Draft", limits="3"),
+        ),
+        page("code", "Battery Storage Interconnection Code", "2024-01-01", CODE),
+        page(
+            "rule",
+            "Grid Storage Safety Rule",
+            "2024-06-01",
+            RULE.format(status="Final", limits="3"),
+        ),
+    ]
+    add_corpus("st", write_jsonl(tmp_path / "st.jsonl", records))
+    made = create_report(
+        QUESTION, as_of=parse_as_of("2024-01-31"), source="corpus:st", settings={"writer": "openai"}
+    )
+    calls = len(fake.requests)
+    result = update_report(made["report_id"], as_of=parse_as_of("2024-06-30"))
+    assert len(fake.requests) == calls
+    with session_scope() as s:
+        [p] = [
+            p for p in proposals_of(s, result["run_id"]) if "Status: Draft" in (p.old_text or "")
+        ]
+    assert p.action == "revise" and "Status: Draft → Final" in p.rationale
+    assert "Grid Storage Safety Rule — Status: Final" in (p.new_text or "")
+    assert "Battery Storage Interconnection Code — Status: Draft" in (p.new_text or "")

@@ -318,3 +318,24 @@ def test_a_licence_notice_is_not_quoted() -> None:
         .body
     )
     assert "licensed" not in body and "reserve markets" in body
+
+
+def test_a_summary_of_declared_fields_is_settled_without_a_writer() -> None:
+    """A status line takes the value its page declares now; a prose claim, or a summary
+    resting on a passage that is no field, is left to the writer."""
+    from core.writers.revision import settle_summaries
+
+    line = "Reserve Market Access — Status: Draft; Type: Rule [7]."
+    prose = "Reserve Market Access caps bids at 40 MW [7]."
+    body = f"{line} {prose}\n\nOther text [2]."
+    status = ClaimUpdate(line, 7, ClaimOutcome.EDITED, (("Status: Draft", "Status: Final"),))
+    figure = ClaimUpdate(prose, 7, ClaimOutcome.EDITED, (("caps bids at 40 MW", "at 60 MW"),))
+    settled_body, left, settled = settle_summaries(body, [status, figure])
+    assert settled_body == (
+        "Reserve Market Access — Status: Final; Type: Rule [7]. " + prose + "\n\nOther text [2]."
+    )
+    assert left == [figure] and settled == [status]
+    heading = ClaimUpdate(line, 7, ClaimOutcome.EDITED, (("# Reserve Market Access", "# RMA"),))
+    assert settle_summaries(body, [heading])[1] == [heading]
+    gone = ClaimUpdate(line, 7, ClaimOutcome.GONE, (("Status: Draft", None), ("Type: Rule", None)))
+    assert settle_summaries(body, [gone])[0] == f"{prose}\n\nOther text [2]."

@@ -51,6 +51,7 @@ from core.writers.base import (
     Writer,
     WriterFailed,
 )
+from core.writers.revision import settle_summaries
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class SectionCase:
     unverifiable: list[int]  # changed sources with claims that have no passage there
     new: list[Found]  # new pages placed in this section
     news: list[str]  # declared facts that changed and no sentence states
+    settled: list[ClaimUpdate]  # claims ``trimmed`` already revised (declared fields)
 
     @property
     def quiet(self) -> bool:
@@ -143,6 +145,8 @@ def section_case(
         left = {sentence_key(s) for _p, s, _m in cited_sentences(trimmed)}
         updates = [u for u in updates if sentence_key(u.sentence) in left]
         mine = [c for c in mine if c.marker in cited_markers(trimmed)]
+    # a summary of declared fields takes the values its page declares now: no writer
+    trimmed, updates, settled = settle_summaries(trimmed, updates)
     changes = [
         EvidenceChange(
             c.marker,
@@ -170,6 +174,7 @@ def section_case(
         unverifiable=unverifiable,
         new=new,
         news=unstated_news(trimmed, changes),
+        settled=settled,
     )
 
 
@@ -207,14 +212,17 @@ def _source_flags(mine: list[Checked], unverifiable: list[int]) -> list[str]:
 
 
 def _trimmed(d: Drafting, case: SectionCase) -> SectionProposal:
-    """Only pruning changed the section: its cut sources' sentences go, then the budget."""
+    """Only pruning and settled declared fields changed the section: its cut sources'
+    sentences go, its field summaries say what their pages declare, then the budget."""
     plan = d.plan
     body, cut = fit_words(case.trimmed, plan.scores, d.budget.words, plan.news, case.markers)
     return case.proposal(
         run_id=d.run.id,
         action=Action.REVISE if body.strip() else Action.REMOVE,
         new_text=body,
-        rationale=" ".join(case.pruning + shortened(cut, case.titles, d.budget)),
+        rationale=" ".join(
+            [explain(case.settled), *case.pruning, *shortened(cut, case.titles, d.budget)]
+        ).strip(),
     )
 
 
@@ -304,7 +312,7 @@ def _from_draft(d: Drafting, case: SectionCase, draft: Draft) -> SectionProposal
             "says; edit them before approving"
         )
     explanation = " ".join(
-        [explain(updates), *case.news, *corrections(checked), *case.pruning, *cut]
+        [explain(case.settled + updates), *case.news, *corrections(checked), *case.pruning, *cut]
     ).strip()
     fields: dict[str, Any] = {"run_id": d.run.id, "flags": flags, "quotes": list(draft.quotes)}
     old = case.section.body

@@ -213,6 +213,43 @@ def _revise_summary(
     return [_cite(f"{head} — {'; '.join(kept)}", markers)]
 
 
+def settle_summaries(
+    body: str, updates: Sequence[ClaimUpdate]
+) -> tuple[str, list[ClaimUpdate], list[ClaimUpdate]]:
+    """(``body`` with each summary of declared fields whose every changed passage is a
+    field set to what its page declares now, the updates still to do, those settled).
+
+    "Literature Overview for Type Hints — Status: Draft [1]." after the page went Final
+    needs no writer: the value is the page's own. A summary resting on anything that is
+    not a field line (a title heading that changed, a passage gone with no field) is left
+    to the writer, as is one not found in ``body`` as written."""
+    groups: dict[str, list[ClaimUpdate]] = {}
+    for u in updates:
+        groups.setdefault(u.sentence, []).append(u)
+    left: list[ClaimUpdate] = []
+    settled: list[ClaimUpdate] = []
+    for sentence, group in groups.items():
+        fields_only = all(u.passages for u in group) and all(
+            field_of(clean_inline(old).lstrip("-*+• ")) is not None
+            for u in group
+            for old, _new in u.passages
+        )
+        if _summary(sentence) is None or not fields_only or sentence not in body:
+            left.extend(group)
+            continue
+        revised = " ".join(revise_sentence(sentence, group))
+        start = body.index(sentence)
+        end = start + len(sentence)
+        if not revised:  # nothing of it declared any more: it goes, with a space beside it
+            if body[end : end + 1] == " ":
+                end += 1
+            elif body[start - 1 : start] == " ":
+                start -= 1
+        body = body[:start] + revised + body[end:]
+        settled.extend(group)
+    return body, left, settled
+
+
 def merge_summaries(sentences: Sequence[str]) -> list[str]:
     """Summaries of declared fields of one page and one thing, side by side ("Tarnwick —
     Status: FID [5]." then "Tarnwick — Thermal storage: 1,400 MWh [5].", as a revision

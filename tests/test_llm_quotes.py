@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlmodel import select
@@ -387,6 +388,25 @@ CODE = (
 )
 
 
+def _rule_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeOpenAI, limits_after: str
+) -> dict[str, Any]:
+    """A report (LLM writer) on the rule and the code, both drafts in January; by June the
+    rule is Final and its spacing limit ``limits_after`` metres (it was 3)."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    rule = "Grid Storage Safety Rule"
+    records = [
+        page("rule", rule, "2024-01-01", RULE.format(status="Draft", limits="3")),
+        page("code", "Battery Storage Interconnection Code", "2024-01-01", CODE),
+        page("rule", rule, "2024-06-01", RULE.format(status="Final", limits=limits_after)),
+    ]
+    add_corpus("st", write_jsonl(tmp_path / "st.jsonl", records))
+    return create_report(
+        QUESTION, as_of=parse_as_of("2024-01-31"), source="corpus:st", settings={"writer": "openai"}
+    )
+
+
 def test_a_status_the_model_copies_onto_another_source_is_corrected(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeOpenAI
 ) -> None:
@@ -394,27 +414,7 @@ def test_a_status_the_model_copies_onto_another_source_is_corrected(
     status line itself (a declared field), and a model that rewrites every "Status:
     Draft" also rewrites the code's, which is still a draft: the proposal says the page's
     value."""
-    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    records = [
-        page(
-            "rule",
-            "Grid Storage Safety Rule",
-            "2024-01-01",
-            RULE.format(status="Draft", limits="3"),
-        ),
-        page("code", "Battery Storage Interconnection Code", "2024-01-01", CODE),
-        page(
-            "rule",
-            "Grid Storage Safety Rule",
-            "2024-06-01",
-            RULE.format(status="Final", limits="5"),
-        ),
-    ]
-    add_corpus("st", write_jsonl(tmp_path / "st.jsonl", records))
-    made = create_report(
-        QUESTION, as_of=parse_as_of("2024-01-31"), source="corpus:st", settings={"writer": "openai"}
-    )
+    made = _rule_report(tmp_path, monkeypatch, fake, limits_after="5")
     with session_scope() as s:
         bodies = [x.body for x in s.exec(select(Section)).all()]
     [old] = [b for b in bodies if "Status: Draft" in b]
@@ -450,27 +450,7 @@ def test_a_status_that_changed_alone_costs_no_model_call(
 ) -> None:
     """The rule went Draft → Final and nothing else changed: its status line is set to the
     page's value by the engine; no model is asked to re-type the section for it."""
-    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    records = [
-        page(
-            "rule",
-            "Grid Storage Safety Rule",
-            "2024-01-01",
-            RULE.format(status="Draft", limits="3"),
-        ),
-        page("code", "Battery Storage Interconnection Code", "2024-01-01", CODE),
-        page(
-            "rule",
-            "Grid Storage Safety Rule",
-            "2024-06-01",
-            RULE.format(status="Final", limits="3"),
-        ),
-    ]
-    add_corpus("st", write_jsonl(tmp_path / "st.jsonl", records))
-    made = create_report(
-        QUESTION, as_of=parse_as_of("2024-01-31"), source="corpus:st", settings={"writer": "openai"}
-    )
+    made = _rule_report(tmp_path, monkeypatch, fake, limits_after="3")
     calls = len(fake.requests)
     result = update_report(made["report_id"], as_of=parse_as_of("2024-06-30"))
     assert len(fake.requests) == calls

@@ -339,3 +339,7 @@ def test_a_summary_of_declared_fields_is_settled_without_a_writer() -> None:
     assert settle_summaries(body, [heading])[1] == [heading]
     gone = ClaimUpdate(line, 7, ClaimOutcome.GONE, (("Status: Draft", None), ("Type: Rule", None)))
     assert settle_summaries(body, [gone])[0] == f"{prose}\n\nOther text [2]."
+    twice = settle_summaries(f"{line}\n\n{line} {prose}", [status])[0]
+    assert "Draft" not in twice and twice.count("Status: Final") == 2
+    other = ClaimUpdate(line, 7, ClaimOutcome.EDITED, (("Stage: 2", "Stage: 3"),))
+    assert settle_summaries(body, [other])[1] == [other]  # a field it does not state

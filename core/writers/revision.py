@@ -238,14 +238,18 @@ def settle_summaries(
             left.extend(group)
             continue
         revised = " ".join(revise_sentence(sentence, group))
-        start = body.index(sentence)
-        end = start + len(sentence)
-        if not revised:  # nothing of it declared any more: it goes, with a space beside it
-            if body[end : end + 1] == " ":
-                end += 1
-            elif body[start - 1 : start] == " ":
-                start -= 1
-        body = body[:start] + revised + body[end:]
+        if sentence in revised:  # no field of it moved (a label it does not state)
+            left.extend(group)
+            continue
+        while sentence in body:  # every copy of it
+            start = body.index(sentence)
+            end = start + len(sentence)
+            if not revised:  # nothing of it declared any more: it goes, with a space beside it
+                if body[end : end + 1] == " ":
+                    end += 1
+                elif body[start - 1 : start] == " ":
+                    start -= 1
+            body = body[:start] + revised + body[end:]
         settled.extend(group)
     return body, left, settled
 

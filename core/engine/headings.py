@@ -10,7 +10,6 @@ question, an analyst's own) is never touched, nor is a section that does not cha
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from sqlmodel import Session, col, select
@@ -20,7 +19,7 @@ from core.domain.text import clean_inline
 from core.engine.overview import DERIVED_KEYS
 from core.states import Action
 from core.store.models import PoolEntry, SectionProposal, Source
-from core.writers.outline_clusters import shared_phrase, short_title
+from core.writers.outline_clusters import part_title, shared_phrase, short_title
 
 
 def pool_titles(session: Session, report_id: int) -> set[str]:
@@ -36,9 +35,7 @@ def pool_titles(session: Session, report_id: int) -> set[str]:
 def _forms(title: str) -> set[str]:
     """The ways a heading names a page: its title as a heading is, and the title's first
     clause without parentheses (as "Parent: part" headings name a part's page)."""
-    clause = re.sub(r"\s*\([^)]*\)", "", clean_inline(title))
-    clause = " ".join(clause.split(": ", 1)[0].split()).strip(" .")
-    return {f.casefold() for f in (short_title(title), clause) if f}
+    return {f.casefold() for f in (short_title(title), part_title(title)) if f}
 
 
 def _stale_names(heading: str, named: set[str], cites: set[str], keep: set[str]) -> bool:

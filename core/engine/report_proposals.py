@@ -11,7 +11,7 @@ from core.domain.placement import place
 from core.domain.prune import merge_repeats
 from core.domain.relevance import Relevance
 from core.domain.report_state import SectionDoc, make_section_keys
-from core.domain.text import clean_inline, terms
+from core.domain.text import terms
 from core.engine.costs import CostMeter
 from core.engine.discovery import PAGE_TEXT
 from core.engine.draft_check import check_draft
@@ -23,6 +23,7 @@ from core.engine.section_evidence import found_row
 from core.states import Action, ChangeKind, Decision
 from core.store.models import Report, SectionProposal, UpdateRun
 from core.writers.base import BudgetExceeded, Evidence, OutlineItem, Writer, WriterFailed
+from core.writers.outline_clusters import part_title
 
 
 def propose_added(
@@ -118,8 +119,7 @@ def part_heading(parent: str, cluster: str, pages: list[Evidence], question: str
     if not listed and len([t for t in terms(cluster) if t not in said]) >= 2:
         return f"{root}: {cluster}"
     for page in sorted(pages, key=lambda e: (e.rank, e.marker)):
-        title = re.sub(r"\s*\([^)]*\)", "", clean_inline(page.title))
-        title = " ".join(title.split(": ", 1)[0].split()).strip(" .")
+        title = part_title(page.title)
         if title and title.casefold() != root.casefold():  # never "Async/await: Async/await"
             return f"{root}: {title}"
     return root

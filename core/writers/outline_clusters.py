@@ -89,6 +89,13 @@ def shared_phrase(titles: list[str]) -> str | None:
     return text[0].upper() + text[1:] if not text[:1].isupper() else text
 
 
+def part_title(title: str) -> str:
+    """A page's title as a "Parent: part" heading names it: its first clause, without
+    parentheses ("Protocols: Structural subtyping (static duck typing)" → "Protocols")."""
+    clause = re.sub(r"\s*\([^)]*\)", "", clean_inline(title))
+    return " ".join(clause.split(": ", 1)[0].split()).strip(" .")
+
+
 def short_title(title: str, limit: int = 70) -> str:
     text = clean_inline(title).strip(" .") or "Sources"
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"

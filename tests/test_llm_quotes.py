@@ -226,7 +226,7 @@ def test_the_prompt_carries_each_claim_with_its_old_and_new_passages(fake: FakeO
     ) in user
     assert "<current_section>\n" + OLD_BODY + "\n</current_section>" in user
     system = fake.requests[0]["messages"][0]["content"]
-    assert "Never keep the old figure" in system and "character for" in system
+    assert "Never keep the old figure" in system and "stays exactly as it is" in system
 
 
 def test_revise_drops_a_sentence_whose_passages_are_gone(fake: FakeOpenAI) -> None:
@@ -255,7 +255,7 @@ def test_ignored_claims_are_repaired_once(fake: FakeOpenAI) -> None:
     assert len(fake.requests) == 2
     repair = fake.requests[1]["messages"]
     assert repair[-2]["role"] == "assistant"
-    assert json.loads(repair[-2]["content"])["body"] == OLD_BODY  # the ignored reply
+    assert json.loads(repair[-2]["content"])["edits"] == []  # the ignored reply: no edits
     problem = repair[-1]["content"]
     assert "could not be used" in problem and f'"{CAPACITY}"' in problem
     assert '<claim source="7">' in problem

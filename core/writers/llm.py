@@ -10,7 +10,8 @@ that section as it was.
 Sections come back with a quote per cited sentence and source (``SectionText.quotes``);
 each quote is checked against the text of the source the model was given, and only the
 quotes found there reach ``Draft.quotes`` (the engine anchors claims with them). A
-revision gets the claims whose passages changed (``ClaimUpdate``) as ``<claim>`` blocks;
+revision gets the claims whose passages changed (``ClaimUpdate``) as ``<claim>`` blocks
+and replies with edits to the sentences that change (``core.writers.edits``);
 a reply that still states one of those sentences unchanged gets one repair round, and if
 the repair does no better the draft is returned with a "needs attention" note.
 
@@ -52,6 +53,7 @@ from core.writers.base import (
     OutlineItem,
     WriterFailed,
 )
+from core.writers.edits import apply_edits
 from core.writers.model_client import CALL_LOG, ModelClient
 from core.writers.offline import OfflineWriter
 from core.writers.prompt_material import (
@@ -71,6 +73,7 @@ from core.writers.replies import (
     InvalidReply,
     OutlinePlan,
     QueryPlan,
+    SectionEdits,
     SectionText,
 )
 from core.writers.reply_checks import checked_draft, clean_heading, may_empty, still_stated
@@ -263,15 +266,16 @@ class LlmWriter:
         empty_ok = may_empty(old_body, claims, new_evidence, current, gone)
         notes: list[str] = []
 
-        def check(out: SectionText) -> Draft:
-            if not out.body.strip():
+        def check(out: SectionEdits) -> Draft:
+            body = out.whole if out.whole is not None else apply_edits(old_body, out.edits, out.add)
+            if not body.strip():
                 if empty_ok:
                     return Draft(body="", markers=[], notes=[])
                 raise InvalidReply(
-                    "the section text is empty; return the whole section, unchanged where "
-                    "nothing affects it"
+                    "the edits leave the section empty; remove only the sentences whose "
+                    "sources no longer support them"
                 )
-            draft = checked_draft(out.body, heading, allowed, gone, notes, require_cite=False)
+            draft = checked_draft(body, heading, allowed, gone, notes, require_cite=False)
             draft = with_quotes(draft, out.quotes, texts)
             stale = still_stated(draft.body, claims)
             if stale:
@@ -286,7 +290,7 @@ class LlmWriter:
         return self.ask(
             "revise_section",
             "writer",
-            SectionText,
+            SectionEdits,
             check,
             question=question,
             heading=heading,

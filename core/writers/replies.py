@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 
 class QueryPlan(BaseModel):
@@ -40,16 +47,54 @@ class SectionText(BaseModel):
     @field_validator("quotes", mode="before")
     @classmethod
     def _usable_quotes(cls, value: Any) -> list[Any]:
-        """Quotes are optional: a reply without them, or with a garbled one, still parses."""
-        if not isinstance(value, list):
-            return []
-        out: list[Any] = []
-        for item in value:
-            try:
-                out.append(SentenceQuote.model_validate(item))
-            except ValidationError:
-                continue
-        return out
+        return usable_quotes(value)
+
+
+def usable_quotes(value: Any) -> list[Any]:
+    """Quotes are optional: a reply without them, or with a garbled one, still parses."""
+    if not isinstance(value, list):
+        return []
+    out: list[Any] = []
+    for item in value:
+        try:
+            out.append(SentenceQuote.model_validate(item))
+        except ValidationError:
+            continue
+    return out
+
+
+class SentenceEdit(BaseModel):
+    old: str  # a sentence of the section exactly as it stands, [n] markers included
+    new: str  # what replaces it, cited; "" removes it
+
+
+class SectionEdits(BaseModel):
+    """A revision as edits: the sentences that change, a paragraph to add, and the quotes
+    for what was written (``core.writers.edits.apply_edits`` makes the section). A model
+    that answers the way revisions used to be asked for, with the whole section as
+    ``body`` and no edits, is understood too: ``whole`` holds that section."""
+
+    edits: list[SentenceEdit] = Field(default_factory=list)
+    add: str = Field(default_factory=str)
+    quotes: list[SentenceQuote] = Field(default_factory=list)
+    _whole: str | None = PrivateAttr(default=None)
+
+    @property
+    def whole(self) -> str | None:
+        return self._whole
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _whole_section(cls, data: Any, handler: Any) -> SectionEdits:
+        model = handler(data)
+        if isinstance(data, dict) and isinstance(data.get("body"), str) and not data.get("edits"):
+            model._whole = data["body"]
+        return model
+
+    @field_validator("quotes", mode="before")
+    @classmethod
+    def _usable_quotes(cls, value: Any) -> list[Any]:
+        return usable_quotes(value)
 
 
 class ChangeSummary(BaseModel):

@@ -5,11 +5,11 @@ itself (queries from the question, an outline from the <source> tags, sections t
 quote each source's first sentence with its [id], and give that sentence as the quote
 supporting it); a revision replaces each sentence named in a <claim> block with the
 block's "now:" passage, cited with the same id (and drops it when every passage is
-gone); asked only to extend a section, it gives the new sources' paragraph. `script()`
-queues special replies for the next requests: malformed JSON, an empty reply, unknown
-citation ids, quotes no source contains (`bad_quotes`), the old section unchanged
-whatever its claims say (`ignore_claims`), an HTTP status (429 with Retry-After, 500,
-...), or a reply slower than the client's timeout.
+gone), and replies with those edits as the revise prompt asks; asked only to extend a
+section, it gives the new sources' paragraph. `script()` queues special replies for the
+next requests: malformed JSON, an empty reply, unknown citation ids, quotes no source
+contains (`bad_quotes`), no edits whatever the claims say (`ignore_claims`), an HTTP
+status (429 with Retry-After, 500, ...), or a reply slower than the client's timeout.
 
 Usage accounting: tokens ≈ characters / 4 (the usual rule of thumb for English text with
 OpenAI's tokenisers), prompt = every message plus the response schema; cached tokens
@@ -26,6 +26,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any
 
 from tests.fakes.loopback import LoopbackServer, Reply, Request
@@ -211,14 +212,19 @@ class FakeOpenAI:
                     {"heading": group[0][1][:60], "source_ids": [i for i, _, _ in group]}
                 )
             return {"sections": sections}
+        if schema == "SectionEdits":  # a revision: the sentences that change, and an addition
+            current = re.search(r"<current_section>\n(.*?)\n</current_section>", user, re.S)
+            old = current.group(1) if current else ""
+            if kind == "ignore_claims":
+                return {"edits": [], "add": "", "quotes": []}
+            edited, added, quotes = _revise(old, user, sources, unknown_ids)
+            if kind == "bad_quotes":
+                quotes = [{**q, "quote": BAD_QUOTE} for q in quotes]
+            return {"edits": _edits(old, edited), "add": added, "quotes": quotes}
         if schema == "SectionText":
             current = re.search(r"<current_section>\n(.*?)\n</current_section>", user, re.S)
-            if current and kind == "ignore_claims":
-                return {"body": current.group(1), "quotes": []}
             if current and EXTEND in user:  # only the paragraph the sources add
                 text, quotes = _added(current.group(1), user, sources, unknown_ids)
-            elif current:
-                text, quotes = _revise(current.group(1), user, sources, unknown_ids)
             else:
                 parts, quotes = [], []
                 declared = {int(i): d for i, d in DECLARES.findall(user)}
@@ -299,12 +305,14 @@ def _apply_claims(body: str, user: str) -> tuple[str, set[int], list[dict[str, A
 
 def _revise(
     body: str, user: str, sources: list[tuple[int, str, str]], unknown_ids: bool
-) -> tuple[str, list[dict[str, Any]]]:
+) -> tuple[str, str, list[dict[str, Any]]]:
     """Rewrite each sentence a <claim> names with its new passage, apply each remaining
-    "was → now" change (in place if quoted, else appended, cited), then add a sentence
-    from each new source: the smallest edit, as the prompt asks. Returns (body, quotes)."""
+    "was → now" change (in place if quoted, else added, cited), then add a sentence from
+    each new source: the smallest edit, as the prompt asks. Returns (the section edited
+    in place, what is added after it, quotes)."""
     body, claimed, quotes = _apply_claims(body, user)
     changed: set[int] = set()
+    added: list[str] = []
     marker = 0
     lines = user.splitlines()
     for k, line in enumerate(lines):
@@ -322,31 +330,59 @@ def _revise(
             for sentence in mine:  # only the sentences that cite this source
                 body = body.replace(sentence, sentence.replace(before, after))
             if not mine:
-                body += f" {after} [{marker}]."
-                quotes.append(_quote(f"{after} [{marker}].", marker, now.group(1)))
+                added.append(f"{after} [{marker}].")
+                quotes.append(_quote(added[-1], marker, now.group(1)))
     declared = {int(i): d for i, d in DECLARES.findall(user)}
     for i, title, _content in sources:  # a declared status the section does not state yet
         status = STATUS.search(declared.get(i, ""))
-        if (
-            i in changed
-            and status
-            and not any(status.group(0) in x for x in _sentences_citing(body, i))
-        ):
-            body += f" {title} — {status.group(0)} [{i}]."
-            quotes.append(_quote(f"{title} — {status.group(0)} [{i}].", i, status.group(0)))
+        said = _sentences_citing(f"{body} {' '.join(added)}", i)
+        if i in changed and status and not any(status.group(0) in x for x in said):
+            added.append(f"{title} — {status.group(0)} [{i}].")
+            quotes.append(_quote(added[-1], i, status.group(0)))
     extra, more = _new_paragraph([s for s in sources if s[0] not in changed], unknown_ids)
-    return body + ("\n\n" + extra if extra else ""), quotes + more
+    text = "\n\n".join(part for part in (" ".join(added), extra) if part)
+    return body, text, quotes + more
+
+
+def _edits(before: str, after: str) -> list[dict[str, str]]:
+    """The sentence edits that turn ``before`` into ``after`` (as the revise prompt asks:
+    each changed sentence as it stood, and what replaces it)."""
+    a, b = _split(before), _split(after)
+    out: list[dict[str, str]] = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        olds, news = a[i1:i2], b[j1:j2]
+        if op == "equal":
+            continue
+        if not olds:  # inserted: said with the sentence before it (or after, at the start)
+            anchor = a[i1 - 1] if i1 else a[0]
+            joined = [anchor, *news] if i1 else [*news, anchor]
+            out.append({"old": anchor, "new": " ".join(joined)})
+        elif len(olds) == len(news):
+            out += [{"old": o, "new": n} for o, n in zip(olds, news, strict=True)]
+        else:
+            out.append({"old": olds[0], "new": " ".join(news)})
+            out += [{"old": o, "new": ""} for o in olds[1:]]
+    return out
+
+
+def _split(body: str) -> list[str]:
+    """The sentences of ``body``, paragraph by paragraph."""
+    return [
+        s.strip()
+        for para in re.split(r"\n\s*\n", body)
+        for s in re.split(r"(?<=[.!?])\s+(?=[-\"'(\[\w])", para)
+        if s.strip()
+    ]
 
 
 def _added(
     body: str, user: str, sources: list[tuple[int, str, str]], unknown_ids: bool
 ) -> tuple[str, list[dict[str, Any]]]:
-    """What a revision would append to ``body`` (a changed source's new status or
+    """What a revision would add after ``body`` (a changed source's new status or
     passage, a sentence from each new source), without the section: (text, quotes)."""
-    revised, quotes = _revise(body, user, sources, unknown_ids)
-    if not revised.startswith(body):  # the revision edited a sentence in place
+    edited, text, quotes = _revise(body, user, sources, unknown_ids)
+    if edited != body:  # the revision edited a sentence in place
         return _new_paragraph(sources, unknown_ids)
-    text = revised[len(body) :].strip()
     return text, [q for q in quotes if q["sentence"] in text]
 
 

@@ -1,0 +1,59 @@
+"""A revision's reply as edits to the section: each names a sentence as it stands and
+what replaces it (nothing, to remove it), plus a paragraph to add at the end.
+
+A model asked to return a whole revised section types it all out again — as many output
+tokens as writing it, for a section where one date changed — and may alter, in passing,
+sentences it was told to keep. As edits, the reply holds only what changes, and every
+sentence it does not name stays byte for byte. An edit whose sentence is not in the
+section is refused (its message goes into the repair round): nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from core.writers.replies import InvalidReply, SentenceEdit
+
+
+def apply_edits(body: str, edits: Sequence[SentenceEdit], add: str = "") -> str:
+    """``body`` with each edit applied (every copy of its ``old`` sentence, wherever its
+    lines wrap, replaced by ``new``; an empty ``new`` removes it) and ``add`` appended as a
+    paragraph of its own. Raises InvalidReply naming an ``old`` the section does not hold."""
+    seen: set[str] = set()
+    for n, edit in enumerate(edits, 1):
+        old, new = " ".join(edit.old.split()), " ".join(edit.new.split())
+        if not old or old in seen or old == new:
+            continue  # nothing to find, a repeat of an edit already made, or no change
+        seen.add(old)
+        pattern = re.compile(r"\s+".join(re.escape(w) for w in old.split()))
+        if not pattern.search(body):
+            raise InvalidReply(
+                f'edit {n}: "old" is not a sentence of the section as it stands ({_short(old)}); '
+                "copy each sentence you change exactly, its [n] citations included"
+            )
+        body = _removed(body, pattern) if not new else pattern.sub(new.replace("\\", r"\\"), body)
+    added = add.strip()
+    if added:
+        body = f"{body.rstrip()}\n\n{added}" if body.strip() else added
+    return body
+
+
+def _removed(body: str, pattern: re.Pattern[str]) -> str:
+    """``body`` without every match of ``pattern`` and the space beside it; a paragraph
+    left empty goes with its blank line."""
+    while m := pattern.search(body):
+        start, end = m.start(), m.end()
+        if body[end : end + 1] == " ":
+            end += 1
+        elif body[start - 1 : start] == " ":
+            start -= 1
+        body = body[:start] + body[end:]
+    paragraphs = re.split(r"\n[ \t]*\n", body)
+    if all(p.strip() for p in paragraphs):
+        return body
+    return "\n\n".join(p for p in paragraphs if p.strip())
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return f'"{text}"' if len(text) <= limit else f'"{text[: limit - 1]}…"'

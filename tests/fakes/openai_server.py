@@ -307,9 +307,10 @@ def _revise(
     body: str, user: str, sources: list[tuple[int, str, str]], unknown_ids: bool
 ) -> tuple[str, str, list[dict[str, Any]]]:
     """Rewrite each sentence a <claim> names with its new passage, apply each remaining
-    "was → now" change (in place if quoted, else added, cited), then add a sentence from
-    each new source: the smallest edit, as the prompt asks. Returns (the section edited
-    in place, what is added after it, quotes)."""
+    "was → now" change to a sentence that states its old words, add a changed source's
+    new declared status no sentence states, then a sentence from each new source: the
+    smallest edit, as the prompt asks. Returns (the section edited in place, what is
+    added after it, quotes)."""
     body, claimed, quotes = _apply_claims(body, user)
     changed: set[int] = set()
     added: list[str] = []
@@ -326,12 +327,10 @@ def _revise(
             before, after = was.group(1).rstrip("."), _prose(now.group(1))
             if not after:
                 continue  # code or markup: nothing a writer would put in prose
-            mine = [x for x in _sentences_citing(body, marker) if before in x]
-            for sentence in mine:  # only the sentences that cite this source
+            # only the sentences that cite this source and state the old words; a change
+            # no sentence states is not added (the prompt asks for the smallest edit)
+            for sentence in [x for x in _sentences_citing(body, marker) if before in x]:
                 body = body.replace(sentence, sentence.replace(before, after))
-            if not mine:
-                added.append(f"{after} [{marker}].")
-                quotes.append(_quote(added[-1], marker, now.group(1)))
     declared = {int(i): d for i, d in DECLARES.findall(user)}
     for i, title, _content in sources:  # a declared status the section does not state yet
         status = STATUS.search(declared.get(i, ""))

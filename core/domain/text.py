@@ -167,11 +167,16 @@ def terms(text: str) -> list[str]:
 
 @lru_cache(maxsize=200_000)
 def _terms(text: str) -> tuple[str, ...]:
-    return tuple(
-        stem(w)
+    return tuple(stem(w) for w in content_words(text))
+
+
+def content_words(text: str) -> list[str]:
+    """The content words of ``text`` as written (lower case), before ``terms`` stems them."""
+    return [
+        w
         for w in _WORD.findall(text.casefold())
         if len(w) > 2 and w not in STOP and not w.isdigit()
-    )
+    ]
 
 
 def idf_table(docs: Iterable[Iterable[str]]) -> dict[str, float]:

@@ -14,6 +14,7 @@ from sqlmodel import Session, col, select
 
 from core.dates import utcnow
 from core.domain.facets import facets_of
+from core.domain.feedback_query import feedback_query
 from core.domain.placement import place
 from core.domain.relevance import FLOOR_QUANTILE, RELEVANCE_MIN, Relevance, fuse
 from core.domain.source_plan import superseded_by
@@ -57,7 +58,9 @@ def discover(
     looked for on its own, as a first report does. Otherwise one per section, but only
     for sections where something may be new: those the probe found window activity for —
     at least HOT_MIN new pages placed there — and at most a third of the sections,
-    busiest first (plus any in ``hot_sections``).
+    busiest first (plus any in ``hot_sections``). Then, when the window has new pages,
+    one search with the words that set the pages the report cites apart from the rest of
+    its pool (``core.domain.feedback_query``): the topic in the sources' own words.
     """
     start, end = window
     if start >= end:
@@ -73,6 +76,10 @@ def discover(
     if progress:
         progress("searching for new evidence")
     hits = _window_hits(run_search, question, sections, hot_sections, per_query)
+    cited = _cited_pages(session, report, cited_sources)
+    words = feedback_query(cited, _uncited_pages(session, report, cited_sources))
+    for h in run_search(words, FEEDBACK_HITS) if words and hits else []:
+        hits.setdefault(h.url, h)  # what the report's own sources call the topic
     if not hits and not earlier:
         return []
     checks = SharedChecks(
@@ -81,7 +88,6 @@ def discover(
     with meter.stage("fetch"):
         fetched = _fetch_new(session, checks, fetcher, list(hits), end, meter, concurrency, run_id)
     relevance = Relevance(question, search)
-    cited = _cited_pages(session, report, cited_sources)
     stored = _relevant(relevance, cited, [*earlier, *fetched])
     found = _pooled(session, report, stored, sections, relevance, cited)
     if progress:
@@ -239,6 +245,24 @@ def _cited_pages(
     ]
 
 
+def _uncited_pages(
+    session: Session, report: Report, cited_sources: set[int]
+) -> list[tuple[str, str]]:
+    """(title, text) of the pages the report's pool holds that it does not cite."""
+    return [
+        (snap.title or "", snap.content or "")
+        for snap in session.exec(
+            select(Snapshot)
+            .join(PoolEntry, col(PoolEntry.latest_snapshot_id) == Snapshot.id)
+            .where(
+                PoolEntry.report_id == report.id,
+                col(PoolEntry.source_id).not_in(cited_sources or {-1}),
+                col(Snapshot.content).is_not(None),
+            )
+        )
+    ]
+
+
 def _relevant(
     relevance: Relevance, cited: list[tuple[str, str]], stored: list[tuple[str, Snapshot]]
 ) -> list[tuple[str, Snapshot]]:
@@ -277,3 +301,4 @@ WIDE = 3  # a window search reads this many times the new pages it keeps
 HOT_MIN = 2  # new pages the question-level probe must place in a section to search it
 HOT_SHARE = 1 / 3  # at most this share of sections gets a follow-up search, busiest first
 PAGE_TEXT = 4000  # the text of a page its placement reads
+FEEDBACK_HITS = 8  # new pages the search with the report's own words brings in

@@ -1,7 +1,9 @@
 """Which window searches an update makes (``core.engine.discovery._window_hits``): the
 probe, then one search per facet of the question that the probe's new pages touch — a
 facet whose section got none of them is not searched again (a quiet part of the
-question costs nothing), and a facet the report has no section for yet always is."""
+question costs nothing), and a facet the report has no section for yet always is. With
+the words the report's cited pages share (``feedback_query``), the probe is followed by
+one search with them, and only facets without a section are searched on their own."""
 
 from __future__ import annotations
 
@@ -72,3 +74,25 @@ def test_a_window_search_counts_the_pages_new_to_the_report() -> None:
     assert [h.title for h in new_hits(window, "q", 2, when, known)] == ["new a", "new b"]
     assert [h.title for h in new_hits(window, "q", 1, when, known)] == []
     assert [h.title for h in new_hits(window, "q", 3, when, set())] == held[:3]
+
+
+WORDS = "widget archive signature manifest"  # what the report's cited pages share
+
+
+def test_with_the_reports_own_words_a_facet_with_a_section_is_not_searched_again() -> None:
+    search = Searches([("Widget layout two", "a new widget archive layout moves metadata")])
+    _window_hits(search, QUESTION, SECTIONS, set(), 5, WORDS)
+    assert search.asked == [QUESTION, WORDS]
+
+
+def test_with_the_reports_own_words_a_facet_without_a_section_is_still_searched() -> None:
+    search = Searches([("Widget layout two", "a new widget archive layout moves metadata")])
+    _window_hits(search, QUESTION, SECTIONS[:2], set(), 5, WORDS)
+    assert search.asked[:2] == [QUESTION, WORDS]
+    assert [q.split()[0] for q in search.asked[2:]] == ["mascots"]
+
+
+def test_a_quiet_window_is_one_search_whatever_the_words() -> None:
+    search = Searches([])
+    _window_hits(search, QUESTION, SECTIONS, set(), 5, WORDS)
+    assert search.asked == [QUESTION]

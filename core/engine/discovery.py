@@ -1,6 +1,7 @@
 """Discovery: what is new for a report in the window since its last version — searched
-for (the question, then its facets or its busiest sections), fetched through the shared
-pool, kept when it is about the question, and placed in the section it fits."""
+for (the question, then the words its cited pages share, or its facets or busiest
+sections), fetched through the shared pool, kept when it is about the question, and
+placed in the section it fits."""
 
 from __future__ import annotations
 
@@ -52,15 +53,17 @@ def discover(
     """Search only the window (start, end] for pages new to the pool, and place them.
     A found page the shared pool holds a fresh look at is not fetched again (``refresh``).
 
-    One search for the whole question (the probe). When the question names its facets
-    (``core.domain.facets``), one search per facet the probe's new pages touch (placed in
-    its section, or it has none yet): each part of the question with window activity is
-    looked for on its own, as a first report does. Otherwise one per section, but only
-    for sections where something may be new: those the probe found window activity for —
-    at least HOT_MIN new pages placed there — and at most a third of the sections,
-    busiest first (plus any in ``hot_sections``). Then, when the window has new pages,
-    one search with the words that set the pages the report cites apart from the rest of
-    its pool (``core.domain.feedback_query``): the topic in the sources' own words.
+    One search for the whole question (the probe). When it finds new pages and the
+    report cites enough pages to say what its topic is, one search with the words that
+    set those pages apart from the rest of its pool (``core.domain.feedback_query``: the
+    topic in its sources' own words), and one per facet of the question that has no
+    section yet. Over every PEP and Swift window these two searches surfaced what the
+    per-facet searches did, bar one page in a hundred, at a fraction of the searches
+    (``BENCHMARKS.md``). A report citing too few pages searches as before: one search
+    per facet the probe's new pages touch (placed in its section, or it has none yet);
+    for a question with no facets, one per section the probe found window activity for
+    — at least HOT_MIN new pages placed there — and at most a third of the sections,
+    busiest first (plus any in ``hot_sections``).
     """
     start, end = window
     if start >= end:
@@ -75,11 +78,9 @@ def discover(
 
     if progress:
         progress("searching for new evidence")
-    hits = _window_hits(run_search, question, sections, hot_sections, per_query)
     cited = _cited_pages(session, report, cited_sources)
     words = feedback_query(cited, _uncited_pages(session, report, cited_sources))
-    for h in run_search(words, FEEDBACK_HITS) if words and hits else []:
-        hits.setdefault(h.url, h)  # what the report's own sources call the topic
+    hits = _window_hits(run_search, question, sections, hot_sections, per_query, words)
     if not hits and not earlier:
         return []
     checks = SharedChecks(
@@ -131,12 +132,18 @@ def _window_hits(
     sections: Sequence[tuple[str, str, str]],
     hot_sections: set[str],
     per_query: int,
+    words: str = "",
 ) -> dict[str, SearchResult]:
-    """url → hit, in search order: the probe's, then each facet's that the probe touched
-    or each hot section's (a question with no facets)."""
+    """url → hit, in search order: the probe's; then, when the probe found new pages,
+    the search with the report's own ``words`` (``feedback_query``) and each facet's that
+    has no section yet — or, without such words (a report citing too few pages), each
+    facet's that the probe touched, or each hot section's (a question with no facets)."""
     hits: dict[str, SearchResult] = {}
-    for h in run_search(question, per_query * 4):
+    for h in run_search(question, per_query * PROBE_SHARE):
         hits.setdefault(h.url, h)
+    if words and hits:
+        for h in run_search(words, FEEDBACK_HITS):
+            hits.setdefault(h.url, h)
     facets = facets_of(question)
     placed = place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
     activity = Counter(key for key, _fit in placed.values() if key)
@@ -146,8 +153,10 @@ def _window_hits(
         queries = [
             facet.query
             for facet, key in zip(facets, own, strict=True)
-            if hits and (key is None or activity[key])
+            if hits and (key is None or (activity[key] and not words))
         ]
+    elif words:
+        queries = [f"{heading} {question}" for key, heading, _ in sections if key in hot_sections]
     else:
         busiest = [key for key, n in activity.most_common() if n >= HOT_MIN]
         limit = math.ceil(sum(1 for _, h, _ in sections if h) * HOT_SHARE)
@@ -298,7 +307,8 @@ def _named(url: str, title: str, names: set[str]) -> bool:
 
 
 WIDE = 3  # a window search reads this many times the new pages it keeps
+PROBE_SHARE = 5  # the probe keeps this many times the new pages a search keeps
 HOT_MIN = 2  # new pages the question-level probe must place in a section to search it
 HOT_SHARE = 1 / 3  # at most this share of sections gets a follow-up search, busiest first
 PAGE_TEXT = 4000  # the text of a page its placement reads
-FEEDBACK_HITS = 8  # new pages the search with the report's own words brings in
+FEEDBACK_HITS = 12  # new pages the search with the report's own words brings in

@@ -293,6 +293,12 @@ def test_fact_accuracy_new_status_scores_one_old_scores_zero(
     assert not fact_stated(
         ["Status: Final [1].", "It is accepted, if late [1]."], ["Final"], ["Accepted"]
     )
+    # a modal says what ought to or may happen, not what holds
+    for said in (
+        "The new union syntax should be accepted for function annotations [1].",
+        "The proposal is expected to be accepted next year [1].",
+    ):
+        assert fact_stated(["Status: Final [1].", said], ["Final"], ["Accepted"]), said
 
 
 def _measure(report_id: int, prev: int, t: int, spec: QuerySpec, pages: Pages) -> dict:

@@ -41,7 +41,7 @@ def _word_re(value: str) -> re.Pattern[str]:
 #: Final"), or when an arrow joins it to another ("Accepted → Final"). Not: a verb or an
 #: adjective in prose ("if the function only accepted three strings", "a final qualifier"),
 #: nor a relative clause about something else ("code that is accepted"), nor a condition
-#: ("once this PEP is accepted").
+#: ("once this PEP is accepted"), nor a modal ("should be accepted for annotations").
 _STATUS_CLAUSE = re.compile(r"\bstatus\b")
 _LEAD = re.compile(
     r"(?:(?<!\w)(?P<word>is|was|are|were|be|been|being|remains?|remained|stays?|stayed|"
@@ -53,6 +53,9 @@ _VERB_OBJECT = re.compile(r"^\s+(?:a|an|the|new|and|it|them|this|that|one)\b")
 #: a relative pronoun before the copula: the clause describes the noun before it, not
 #: the page ("… into code that is accepted, because the existential is opened")
 _RELATIVE = re.compile(r"(?<!\w)(?:that|which|who)\s+$")
+#: a modal before "be": what ought to or may happen, not what holds ("The new union
+#: syntax should be accepted for function annotations", "is expected to be final")
+_MODAL = re.compile(r"(?<!\w)(?:should|must|could|would|may|might|can|will|shall|to)\s+$")
 #: a condition before the copula, in the same clause: what would hold then, not what
 #: holds ("If both this PEP and PEP 591 are accepted, type checkers …", "once it is final")
 _CONDITION = re.compile(r"(?<!\w)(?:if|once|unless|until|whether|provided|assuming)\b[^,;:.]*$")
@@ -75,6 +78,8 @@ def _mentions(text: str, value: str) -> bool:
             continue  # "code that is accepted": a clause about another thing
         if lead["word"] and _CONDITION.search(head[: lead.start()]):
             continue  # "once this PEP is accepted": a condition, not a status
+        if lead["word"] == "be" and _MODAL.search(head[: lead.start()]):
+            continue  # "should be accepted for annotations": not what holds
         return True
     return False
 

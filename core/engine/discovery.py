@@ -78,8 +78,8 @@ def discover(
 
     if progress:
         progress("searching for new evidence")
-    cited = _cited_pages(session, report, cited_sources)
-    words = feedback_query(cited, _uncited_pages(session, report, cited_sources))
+    cited, others = _pool_pages(session, report, cited_sources)
+    words = feedback_query(cited, others)
     hits = _window_hits(run_search, question, sections, hot_sections, per_query, words)
     if not hits and not earlier:
         return []
@@ -236,40 +236,22 @@ def _pooled(
     return found
 
 
-def _cited_pages(
+def _pool_pages(
     session: Session, report: Report, cited_sources: set[int]
-) -> list[tuple[str, str]]:
-    """(title, text) of the pages the report cites, as its pool holds them."""
-    return [
-        (snap.title or "", snap.content or "")
-        for snap in session.exec(
-            select(Snapshot)
-            .join(PoolEntry, col(PoolEntry.latest_snapshot_id) == Snapshot.id)
-            .where(
-                PoolEntry.report_id == report.id,
-                col(PoolEntry.source_id).in_(cited_sources or {-1}),
-                col(Snapshot.content).is_not(None),
-            )
-        )
-    ]
-
-
-def _uncited_pages(
-    session: Session, report: Report, cited_sources: set[int]
-) -> list[tuple[str, str]]:
-    """(title, text) of the pages the report's pool holds that it does not cite."""
-    return [
-        (snap.title or "", snap.content or "")
-        for snap in session.exec(
-            select(Snapshot)
-            .join(PoolEntry, col(PoolEntry.latest_snapshot_id) == Snapshot.id)
-            .where(
-                PoolEntry.report_id == report.id,
-                col(PoolEntry.source_id).not_in(cited_sources or {-1}),
-                col(Snapshot.content).is_not(None),
-            )
-        )
-    ]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(title, text) of the pages the report's pool holds, as it last read them: (those
+    it cites, the others)."""
+    cited: list[tuple[str, str]] = []
+    others: list[tuple[str, str]] = []
+    for entry, snap in session.exec(
+        select(PoolEntry, Snapshot)
+        .join(Snapshot, col(PoolEntry.latest_snapshot_id) == Snapshot.id)
+        .where(PoolEntry.report_id == report.id, col(Snapshot.content).is_not(None))
+        .order_by(col(PoolEntry.marker))
+    ):
+        side = cited if entry.source_id in cited_sources else others
+        side.append((snap.title or "", snap.content or ""))
+    return cited, others
 
 
 def _relevant(

@@ -37,9 +37,19 @@ def test_an_edit_replaces_its_sentence_and_nothing_else() -> None:
 
 def test_a_sentence_is_found_wherever_its_lines_wrap_and_every_copy_changes() -> None:
     wrapped = CAPACITY.replace(" 400", "\n400")
-    body = f"{OPENED} {wrapped}\n\nAgain: {CAPACITY}"
+    body = f"{OPENED} {wrapped}\n\n{CAPACITY} {FLOW}"
     out = apply_edits(body, [edit(CAPACITY, NEW_CAPACITY)])
-    assert out == f"{OPENED} {NEW_CAPACITY}\n\nAgain: {NEW_CAPACITY}"
+    assert out == f"{OPENED} {NEW_CAPACITY}\n\n{NEW_CAPACITY} {FLOW}"
+
+
+def test_a_fragment_is_not_an_edit_it_would_change_every_sentence_holding_it() -> None:
+    with pytest.raises(InvalidReply, match="copy each whole sentence"):
+        apply_edits(OLD_BODY, [edit("100 MW / 400 MWh", "160 MW / 650 MWh")])
+    with pytest.raises(InvalidReply):
+        apply_edits(f"Again: {CAPACITY}", [edit(CAPACITY, NEW_CAPACITY)])
+    # two whole sentences in a row are one edit
+    out = apply_edits(OLD_BODY, [edit(f"{OPENED} {CAPACITY}", NEW_CAPACITY)])
+    assert out == f"{NEW_CAPACITY} {OPERATOR}\n\n{FLOW}"
 
 
 def test_an_empty_new_removes_the_sentence_and_a_paragraph_left_empty() -> None:
@@ -59,7 +69,7 @@ def test_an_addition_is_a_paragraph_of_its_own() -> None:
 def test_an_edit_of_a_sentence_the_section_does_not_hold_is_refused() -> None:
     with pytest.raises(InvalidReply, match='edit 2: "old" is not a sentence') as err:
         apply_edits(OLD_BODY, [edit(CAPACITY, NEW_CAPACITY), edit("Its capacity is 9 MW [7].", "")])
-    assert "copy each sentence you change exactly" in str(err.value)
+    assert "copy each whole sentence you change exactly" in str(err.value)
 
 
 def test_repeated_and_unchanged_edits_are_harmless() -> None:

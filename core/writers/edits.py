@@ -5,7 +5,8 @@ A model asked to return a whole revised section types it all out again — as ma
 tokens as writing it, for a section where one date changed — and may alter, in passing,
 sentences it was told to keep. As edits, the reply holds only what changes, and every
 sentence it does not name stays byte for byte. An edit whose sentence is not in the
-section is refused (its message goes into the repair round): nothing is guessed.
+section, or is only part of a sentence there, is refused (its message goes into the
+repair round): nothing is guessed.
 """
 
 from __future__ import annotations
@@ -27,23 +28,52 @@ def apply_edits(body: str, edits: Sequence[SentenceEdit], add: str = "") -> str:
             continue  # nothing to find, a repeat of an edit already made, or no change
         seen.add(old)
         pattern = re.compile(r"\s+".join(re.escape(w) for w in old.split()))
-        if not pattern.search(body):
+        found = _whole_sentences(body, pattern)
+        if not found:
             raise InvalidReply(
                 f'edit {n}: "old" is not a sentence of the section as it stands ({_short(old)}); '
-                "copy each sentence you change exactly, its [n] citations included"
+                "copy each whole sentence you change exactly, its [n] citations included"
             )
-        body = _removed(body, pattern) if not new else pattern.sub(new.replace("\\", r"\\"), body)
+        body = _removed(body, found) if not new else _replaced(body, found, new)
     added = add.strip()
     if added:
         body = f"{body.rstrip()}\n\n{added}" if body.strip() else added
     return body
 
 
-def _removed(body: str, pattern: re.Pattern[str]) -> str:
-    """``body`` without every match of ``pattern`` and the space beside it; a paragraph
-    left empty goes with its blank line."""
-    while m := pattern.search(body):
-        start, end = m.start(), m.end()
+def _whole_sentences(body: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The spans where ``pattern`` matches whole sentences of ``body`` (one or several):
+    it starts where a sentence may (the start of a line, or after a stop and a space) and
+    ends on a stop (closing quotes and brackets aside). A fragment ("400 MWh") would
+    change every sentence that holds it, whatever that sentence cites."""
+    return [m.span() for m in pattern.finditer(body) if _starts(body, m.start()) and _ends(body, m)]
+
+
+def _starts(body: str, at: int) -> bool:
+    before = body[:at]
+    if not before.strip(" \t") or before.endswith("\n"):
+        return True
+    return before[-1].isspace() and re.search(_STOP_END, before.rstrip()) is not None
+
+
+def _ends(body: str, m: re.Match[str]) -> bool:
+    after = body[m.end() : m.end() + 1]
+    return (not after or after.isspace()) and re.search(_STOP_END, m.group(0)) is not None
+
+
+_STOP_END = r"[.!?][\"')\]”’»]*$"
+
+
+def _replaced(body: str, spans: list[tuple[int, int]], new: str) -> str:
+    for start, end in reversed(spans):
+        body = body[:start] + new + body[end:]
+    return body
+
+
+def _removed(body: str, spans: list[tuple[int, int]]) -> str:
+    """``body`` without the ``spans`` and the space beside each; a paragraph left empty
+    goes with its blank line."""
+    for start, end in reversed(spans):
         if body[end : end + 1] == " ":
             end += 1
         elif body[start - 1 : start] == " ":

@@ -16,6 +16,9 @@ from collections.abc import Sequence
 
 from core.writers.replies import InvalidReply, SentenceEdit
 
+#: a stop, then any closing quotes or brackets, at the end of a text
+_STOP_END = r"[.!?][\"')\]”’»]*$"
+
 
 def apply_edits(body: str, edits: Sequence[SentenceEdit], add: str = "") -> str:
     """``body`` with each edit applied (every copy of its ``old`` sentence, wherever its
@@ -34,7 +37,7 @@ def apply_edits(body: str, edits: Sequence[SentenceEdit], add: str = "") -> str:
                 f'edit {n}: "old" is not a sentence of the section as it stands ({_short(old)}); '
                 "copy each whole sentence you change exactly, its [n] citations included"
             )
-        body = _removed(body, found) if not new else _replaced(body, found, new)
+        body = splice(body, found, new) if new else _no_empty_paragraph(splice(body, found, ""))
     added = add.strip()
     if added:
         body = f"{body.rstrip()}\n\n{added}" if body.strip() else added
@@ -61,24 +64,21 @@ def _ends(body: str, m: re.Match[str]) -> bool:
     return (not after or after.isspace()) and re.search(_STOP_END, m.group(0)) is not None
 
 
-_STOP_END = r"[.!?][\"')\]”’»]*$"
-
-
-def _replaced(body: str, spans: list[tuple[int, int]], new: str) -> str:
+def splice(body: str, spans: Sequence[tuple[int, int]], new: str) -> str:
+    """``body`` with each of ``spans`` (in order, not overlapping) replaced by ``new``; an
+    empty ``new`` takes one space beside the span with it."""
     for start, end in reversed(spans):
+        if not new:
+            if body[end : end + 1] == " ":
+                end += 1
+            elif body[start - 1 : start] == " ":
+                start -= 1
         body = body[:start] + new + body[end:]
     return body
 
 
-def _removed(body: str, spans: list[tuple[int, int]]) -> str:
-    """``body`` without the ``spans`` and the space beside each; a paragraph left empty
-    goes with its blank line."""
-    for start, end in reversed(spans):
-        if body[end : end + 1] == " ":
-            end += 1
-        elif body[start - 1 : start] == " ":
-            start -= 1
-        body = body[:start] + body[end:]
+def _no_empty_paragraph(body: str) -> str:
+    """``body`` without the paragraphs a removal left empty (and their blank lines)."""
     paragraphs = re.split(r"\n[ \t]*\n", body)
     if all(p.strip() for p in paragraphs):
         return body

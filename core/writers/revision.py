@@ -29,6 +29,7 @@ from core.domain.passages import normalise, passages
 from core.domain.text import clean_inline, stem
 from core.states import ClaimOutcome
 from core.writers.base import ClaimUpdate
+from core.writers.edits import splice
 
 _TOKEN = re.compile(r"[$€£¥]?\w+(?:[.,/]\w+)*%?")
 
@@ -241,15 +242,8 @@ def settle_summaries(
         if sentence in revised:  # no field of it moved (a label it does not state)
             left.extend(group)
             continue
-        while sentence in body:  # every copy of it
-            start = body.index(sentence)
-            end = start + len(sentence)
-            if not revised:  # nothing of it declared any more: it goes, with a space beside it
-                if body[end : end + 1] == " ":
-                    end += 1
-                elif body[start - 1 : start] == " ":
-                    start -= 1
-            body = body[:start] + revised + body[end:]
+        # every copy of it; nothing of it declared any more: it goes, with a space beside it
+        body = splice(body, [m.span() for m in re.finditer(re.escape(sentence), body)], revised)
         settled.extend(group)
     return body, left, settled
 

@@ -39,6 +39,7 @@ DECLARES = re.compile(r'<source id="(\d+)">\n(?:[^\n]*\n){1,2}?declares: (.*?)\n
 STATUS = re.compile(r"\b(?:Status|Stage): [^;]+")
 SENTENCE = re.compile(r"[A-Z][^.!?\n]{30,300}[.!?]")
 FIELD_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?[A-Za-z][\w ()/-]{0,40}(?:\*\*)?:\s")
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[-\"'(\[\w])")  # between two sentences
 MARKUP_LINE = re.compile(r"^\s*(?:\.\.|#|\||>)")
 
 
@@ -369,7 +370,7 @@ def _split(body: str) -> list[str]:
     return [
         s.strip()
         for para in re.split(r"\n\s*\n", body)
-        for s in re.split(r"(?<=[.!?])\s+(?=[-\"'(\[\w])", para)
+        for s in SENTENCE_BREAK.split(para)
         if s.strip()
     ]
 
@@ -412,7 +413,7 @@ def _prose(passage: str) -> str:
 
 def _sentences_citing(body: str, marker: int) -> list[str]:
     """The sentences of ``body`` (as written) that end citing ``marker``."""
-    parts = re.split(r"(?<=[.!?])\s+(?=[-\"'(\[\w])", body)
+    parts = SENTENCE_BREAK.split(body)
     return [p.strip() for p in parts if re.search(rf"\[{marker}\][.!?]?$", p.strip())]
 
 

@@ -343,3 +343,32 @@ def test_a_summary_of_declared_fields_is_settled_without_a_writer() -> None:
     assert "Draft" not in twice and twice.count("Status: Final") == 2
     other = ClaimUpdate(line, 7, ClaimOutcome.EDITED, (("Stage: 2", "Stage: 3"),))
     assert settle_summaries(body, [other])[1] == [other]  # a field it does not state
+
+
+def test_a_demonstrative_further_in_or_one_of_a_set_leans_on_the_sentence_before() -> None:
+    """ "… welcomed this provision" and "One casualty was …" say nothing alone: quoted
+    after another page's sentence, the provision or the set is that page's."""
+    assert refers_back("The Arden Storage Association welcomed this provision.")
+    assert refers_back("Under these rules, study deposits rise to $5,000 per MW.")
+    assert refers_back("One casualty was the 80 MW / 320 MWh Ashgrove Storage Project.")
+    assert refers_back("Another 40 projects were approved in the quarter.")
+    assert refers_back("The regulation applies to producers of industrial batteries.")
+    assert not refers_back("Prices fell this year across the interconnection.")
+    assert not refers_back("One in five projects is late.")
+    assert not refers_back("Python's grammar says this proposal is backward compatible.")
+    page = (
+        "Arden's stewardship rules let grid battery storage modules be repurposed for second life. "
+        "The Arden Storage Association welcomed this provision for grid battery storage "
+        "operators.\n\n"
+        "One casualty was the Ashgrove grid battery storage project of the operators."
+    )
+    body = (
+        OfflineWriter()
+        .write_section(
+            QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Rules", page)]
+        )
+        .body
+    )
+    assert "welcomed this provision" in body
+    assert body.index("repurposed for second life") < body.index("welcomed this provision")
+    assert "One casualty" not in body  # it opens a paragraph: nothing before it to bring

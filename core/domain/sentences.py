@@ -136,8 +136,10 @@ _BACK_WORDS = frozenset(
     "it its this these those they their them he she his her such that there's thus "
     "also however hence therefore moreover furthermore finally additionally instead "
     "otherwise similarly likewise nevertheless nonetheless consequently accordingly "
-    "conversely meanwhile besides".split()
+    "conversely meanwhile besides another".split()
 )
+#: "One casualty was …", "One exception is …": one of a set named before
+_ONE_OF = re.compile(r"One\s+[a-z][\w-]*\s+(?:is|was|are|were)\b")
 #: phrases that do the same ("In this case, …", "As a result, …")
 _BACK_PHRASES = re.compile(
     r"(?:in (?:particular|this case|that case|turn)|on the other hand|for this reason|"
@@ -150,7 +152,8 @@ _BACK_NOUNS = frozenset(
     "company firm business operator developer project plant facility site method approach "
     "technique scheme system index proposal programme program initiative plan tool product "
     "feature change rule order report study group team organisation organization agency "
-    "commission council authority technology".split()
+    "commission council authority technology regulation law bill act policy standard "
+    "measure agreement contract deal".split()
 )
 
 
@@ -169,12 +172,21 @@ _INNER_BACK = re.compile(
 )
 
 
+#: "this provision", "these changes" further in: a demonstrative pointing back — not a
+#: time ("this year") and not the page speaking of itself ("this proposal")
+_INNER_DEMONSTRATIVE = re.compile(r"(?<![\w'’-])(?:this|these)\s+([a-z][\w-]*)")
+_NOW = frozenset(
+    "year years week weeks month months quarter morning afternoon evening season summer "
+    "winter spring autumn decade century time moment point stage".split()
+)
+
+
 def refers_back(sentence: str) -> bool:
     """Does the sentence lean on an earlier one — open with a pronoun ("It is …"), a
-    connective ("Finally, …", "In this case, …"), or "the"/"this" and a noun that stands
-    for something named before ("The company was founded …"), or speak of "the project"
-    or "the company" further in without naming it ("Quillfield said that it had
-    cancelled the project")? Quoted alone, such a sentence leaves its reader asking what
+    connective ("Finally, …", "In this case, …"), "the"/"this" and a noun that stands
+    for something named before ("The company was founded …") or one of a set ("One
+    casualty was …"), or speak of "this provision" or of "the project" or "the company"
+    further in without naming it ("Quillfield said that it had cancelled the project")? Quoted alone, such a sentence leaves its reader asking what
     it is about, or answering wrongly."""
     words = re.findall(r"[A-Za-z']+", sentence[:60])
     if not words:
@@ -184,6 +196,11 @@ def refers_back(sentence: str) -> bool:
         return True
     if first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS:
         return True
+    if _ONE_OF.match(sentence.lstrip("\"'(*_`")):
+        return True
+    for m in _INNER_DEMONSTRATIVE.finditer(sentence, 1):
+        if m.group(1) not in _NOW and not re.fullmatch(_SELF_NOUNS, m.group(1)):
+            return True  # "The association welcomed this provision"
     for m in _INNER_BACK.finditer(sentence, 1):
         if not re.search(rf"\b{m.group(1)}\b", sentence[: m.start()], re.I):
             return True  # "the Ashgrove Storage Project … the project" names it itself

@@ -12,6 +12,7 @@ from core.domain.report_state import SectionDoc
 from core.domain.sentences import cited_sentences
 from core.engine.creation import create_report
 from core.engine.overview import (
+    DERIVED_KEYS,
     KEY_FACTS_KEY,
     OVERVIEW_KEY,
     FactRow,
@@ -137,7 +138,8 @@ def test_the_overview_quotes_no_thing_named_only_by_a_common_noun() -> None:
     overview = derived_sections([SectionDoc("b", "Policy", 2, named)], {})[0].body
     assert overview.startswith("The average installed price"), overview
     alone = derived_sections([SectionDoc("b", "Policy", 2, applies + price)], {})[0].body
-    assert alone.startswith("The regulation applies")  # no name it could stand for
+    # "The regulation …" stands for a regulation named before, even where none is
+    assert alone.startswith("The average installed price"), alone
 
 
 # -- through create and update -----------------------------------------------------------
@@ -228,3 +230,60 @@ def test_a_right_date_does_not_save_a_key_facts_row_with_the_wrong_status() -> N
     swift = anchor_claim("| Structured widgets | Implemented (Swift 5.5) [2] |", SWIFT_LIKE)
     assert swift.supported and not swift.contradicted
     assert anchor_claim("| Structured widgets | Accepted [2] |", SWIFT_LIKE).contradicted
+
+
+ROLLOUT = "Status: Accepted; rollout due to start in March 2024"
+
+
+def test_a_value_past_its_date_is_noted_under_the_table_with_what_another_source_says(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """ "Accepted; rollout due to start in March 2024", read in May, is true to its page
+    and no longer the news: the key facts say so, beside what another cited page says of
+    the item — even in an update where no page changed."""
+    signing = SIGNING + "Toolmakers began the Widget layout rollout in March across the tools. "
+    records = [
+        _page("layout", "2024-01-01", "Accepted; rollout due to start in March 2024", LAYOUT),
+        _page("signing", "2024-01-01", "Draft", signing),
+    ]
+    add_corpus("wd", write_jsonl(tmp_path / "wd.jsonl", records))
+    made = create_report(QUESTION, as_of=parse_as_of("2024-02-01"), source="corpus:wd")
+    with session_scope() as s:
+        doc = load_doc(s, get_version(s, get_report(s, made["report_id"])))
+    table = next(sec.body for sec in doc.sections if sec.key == KEY_FACTS_KEY)
+    assert "rollout due to start in March 2024 [" in table and "Past their date" not in table
+    result = update_report(made["report_id"], as_of=parse_as_of("2024-05-01"))
+    with session_scope() as s:
+        props = proposals_of(s, result["run_id"])
+        assert all(p.action == "keep" for p in props if p.key not in DERIVED_KEYS)
+        facts = next(p for p in props if p.key == KEY_FACTS_KEY)
+        assert facts.action == "revise" and "past its date" in facts.rationale
+        note = (facts.new_text or "").split("Past their date as of 2024-05-01:", 1)[1]
+        assert "Widget layout: Accepted; rollout due to start in March 2024 [" in note
+        assert "Elsewhere in this report: Toolmakers began the Widget layout rollout" in note
+        commit_run(s, get_run(s, result["run_id"]), approve_all=True)
+        version = get_version(s, get_report(s, made["report_id"]))
+        claims = s.exec(
+            select(Claim)
+            .join(Section, Claim.section_id == Section.id)
+            .where(Section.version_id == version.id, Section.key == KEY_FACTS_KEY)
+        ).all()
+    assert len(claims) == 4 and all(c.state == "supported" for c in claims)
+
+
+def test_past_due_reads_a_standing_plan_and_the_period_it_names() -> None:
+    from datetime import date
+
+    from core.domain.expectations import past_due
+
+    october = date(2026, 10, 15)
+    assert [
+        e.phrase for e in past_due("Funded; construction due to start in August 2026", october)
+    ] == ["due to start in August 2026"]
+    assert past_due("Commercial operation expected in Q4 2026", october) == []  # not over yet
+    assert past_due("Commercial operation expected in Q3 2026", october)
+    assert past_due("The plant will open by mid-2026.", october)
+    assert past_due("3.9.0 final: expected on Monday, October 5, 2020", october)
+    assert past_due("The plant was expected to open in 2025 but slipped.", october) == []
+    assert past_due("The rules set in 2019 require a permit.", october) == []
+    assert past_due("The first window opens on 1 February 2026.", october) == []  # a fact

@@ -152,8 +152,8 @@ _BACK_NOUNS = frozenset(
     "company firm business operator developer project plant facility site method approach "
     "technique scheme system index proposal programme program initiative plan tool product "
     "feature change rule order report study group team organisation organization agency "
-    "commission council authority technology regulation law bill act policy standard "
-    "measure agreement contract deal".split()
+    "commission council authority technology regulation law bill policy agreement contract "
+    "deal".split()
 )
 
 
@@ -172,13 +172,15 @@ _INNER_BACK = re.compile(
 )
 
 
-#: "this provision", "these changes" further in: a demonstrative pointing back — not a
-#: time ("this year") and not the page speaking of itself ("this proposal")
+#: "this provision", "these rules" further in: a demonstrative pointing back — not a
+#: time ("this year"), and not the page speaking of itself or of what it proposes ("this
+#: proposal", "this feature", "this change": a design document's own subject)
 _INNER_DEMONSTRATIVE = re.compile(r"(?<![\w'’-])(?:this|these)\s+([a-z][\w-]*)")
 _NOW = frozenset(
     "year years week weeks month months quarter morning afternoon evening season summer "
     "winter spring autumn decade century time moment point stage".split()
 )
+_OWN_SUBJECT = frozenset("feature features change changes design functionality".split())
 
 
 def refers_back(sentence: str) -> bool:
@@ -186,8 +188,9 @@ def refers_back(sentence: str) -> bool:
     connective ("Finally, …", "In this case, …"), "the"/"this" and a noun that stands
     for something named before ("The company was founded …") or one of a set ("One
     casualty was …"), or speak of "this provision" or of "the project" or "the company"
-    further in without naming it ("Quillfield said that it had cancelled the project")? Quoted alone, such a sentence leaves its reader asking what
-    it is about, or answering wrongly."""
+    further in without naming it ("Quillfield said that it had cancelled the project")?
+    Quoted alone, such a sentence leaves its reader asking what it is about, or answering
+    wrongly."""
     words = re.findall(r"[A-Za-z']+", sentence[:60])
     if not words:
         return False
@@ -199,7 +202,8 @@ def refers_back(sentence: str) -> bool:
     if _ONE_OF.match(sentence.lstrip("\"'(*_`")):
         return True
     for m in _INNER_DEMONSTRATIVE.finditer(sentence, 1):
-        if m.group(1) not in _NOW and not re.fullmatch(_SELF_NOUNS, m.group(1)):
+        noun = m.group(1)
+        if noun not in _NOW | _OWN_SUBJECT and not re.fullmatch(_SELF_NOUNS, noun):
             return True  # "The association welcomed this provision"
     for m in _INNER_BACK.finditer(sentence, 1):
         if not re.search(rf"\b{m.group(1)}\b", sentence[: m.start()], re.I):

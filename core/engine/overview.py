@@ -21,14 +21,16 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from core.domain.citations import strip_citations
+from core.domain.expectations import past_due
 from core.domain.key_fact import KeyFact
 from core.domain.keyfacts import read_key_facts
 from core.domain.passage_changes import STATUS_STEMS
 from core.domain.report_state import SectionDoc
 from core.domain.sentences import cited_sentences, refers_back
-from core.domain.text import clean_inline, stem
+from core.domain.text import clean_inline, quotable_sentences, stem
 
 Scorer = Callable[[Sequence[str]], list[float]]
 OVERVIEW_KEY = "overview"
@@ -106,10 +108,12 @@ def fact_rows(order: Sequence[int], pages: Mapping[int, tuple[str, str]]) -> lis
     return rows[:MAX_ROWS]
 
 
-def key_facts_body(rows: Sequence[FactRow]) -> str:
+def key_facts_body(rows: Sequence[FactRow], due: Sequence[PastDue] = (), as_of: str = "") -> str:
     """The key facts as a Markdown table, each row cited. A "Since" column when at least
     half the rows have a decision date; fewer, and the dates stand in their status cells
-    ("Withdrawn since 31-Jan-2025") rather than in a column of dashes."""
+    ("Withdrawn since 31-Jan-2025") rather than in a column of dashes. Then the rows whose
+    value is past its date (``due``, as of ``as_of``), each with what another source of
+    the report says of the item."""
     if not rows:
         return ""
     column = sum(1 for r in rows if r.since) * 2 >= len(rows)
@@ -123,7 +127,67 @@ def key_facts_body(rows: Sequence[FactRow]) -> str:
         status = r.status if column or not r.since else f"{r.status} since {r.since}"
         cells = [r.item, f"{status} [{r.marker}]"] + ([r.since or "—"] if column else [])
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    table = "\n".join(lines)
+    if not due:
+        return table
+    items = []
+    for d in due:
+        line = f"- {d.row.item}: {d.row.status} [{d.row.marker}]."
+        if d.mention:
+            line += f" Elsewhere in this report: {d.mention[1]} [{d.mention[0]}]."
+        items.append(line)
+    lead = f"Past their date as of {as_of}:" if as_of else "Past their date:"
+    return f"{table}\n\n{lead}\n\n" + "\n".join(items)
+
+
+@dataclass(frozen=True)
+class PastDue:
+    """A row whose value expects something by a date now over (``phrase``, as the page
+    words it), and a sentence another cited page gives about the item (marker, text)."""
+
+    row: FactRow
+    phrase: str
+    mention: tuple[int, str] | None
+
+
+def past_due_rows(
+    rows: Sequence[FactRow], pages: Mapping[int, tuple[str, str]], as_of: date
+) -> list[PastDue]:
+    """The rows whose status states an expectation whose date is over by ``as_of``
+    ("Funded; construction due to start in August 2026", read in October), each with
+    the latest-cited other page's sentence naming the item, if one does."""
+    out = []
+    for row in rows:
+        due = past_due(row.status, as_of)
+        if due:
+            out.append(PastDue(row, due[0].phrase, _mention(row, pages, as_of)))
+    return out
+
+
+def _mention(
+    row: FactRow, pages: Mapping[int, tuple[str, str]], as_of: date
+) -> tuple[int, str] | None:
+    """(marker, sentence): a sentence of another page (the latest to join the report
+    first) that names ``row``'s item and is not itself a plan past its date."""
+    name = re.split(r"\s*(?:[:(]| — )", row.item, maxsplit=1)[0].strip()
+    if len(name) < 8:
+        return None
+    pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
+    for marker in sorted(pages, reverse=True):
+        if marker == row.marker:
+            continue
+        for sentence in quotable_sentences(pages[marker][1]):
+            if (
+                pattern.search(sentence)
+                and len(sentence) <= MENTION_MAX
+                and not past_due(sentence, as_of)
+                and not refers_back(sentence)
+            ):
+                return marker, sentence.rstrip(" .")
+    return None
+
+
+MENTION_MAX = 300  # a longer sentence is not a note under a table
 
 
 def _status_word(status: str) -> str:
@@ -259,10 +323,11 @@ def derived_sections(
     sections: Sequence[SectionDoc],
     pages: Mapping[int, tuple[str, str]],
     scorer: Callable[[str], Scorer] | None = None,
+    as_of: date | None = None,
 ) -> list[SectionDoc]:
     """The overview and key-facts sections for a report whose own sections are
     ``sections`` (derived ones among them are ignored) and whose cited pages are
-    ``pages`` (marker → (title, content), as of the version)."""
+    ``pages`` (marker → (title, content), as of the version, ``as_of``)."""
     own = [s for s in sections if s.key not in DERIVED_KEYS]
     order = [m for s in own for m in s.markers]
     rows = fact_rows(order, pages)
@@ -271,7 +336,16 @@ def derived_sections(
     body = overview_body(rows, answer_sentences(own, scorer, current))
     if body:
         out.append(SectionDoc(OVERVIEW_KEY, OVERVIEW_HEADING, 2, body))
-    table = key_facts_body(rows)
+    table = key_facts_table(rows, {m: pages[m] for m in order if m in pages}, as_of)
     if table:
         out.append(SectionDoc(KEY_FACTS_KEY, KEY_FACTS_HEADING, 2, table))
     return out
+
+
+def key_facts_table(
+    rows: Sequence[FactRow], cited: Mapping[int, tuple[str, str]], as_of: date | None
+) -> str:
+    """The key-facts section's body: the table, and the rows past their date by ``as_of``
+    with what the other ``cited`` pages say of their items."""
+    due = past_due_rows(rows, cited, as_of) if as_of else []
+    return key_facts_body(rows, due, as_of.isoformat() if as_of else "")

@@ -16,7 +16,14 @@ from core.engine.costs import CostMeter
 from core.engine.discovery import PAGE_TEXT
 from core.engine.draft_check import check_draft
 from core.engine.evidence import Checked, Found
-from core.engine.overview import DERIVED_KEYS, derived_sections
+from core.engine.overview import (
+    DERIVED_KEYS,
+    KEY_FACTS_KEY,
+    derived_sections,
+    fact_rows,
+    key_facts_table,
+    past_due_rows,
+)
 from core.engine.rationales import corrections, draft_flags, sources_fit
 from core.engine.run_work import call_writer
 from core.engine.section_evidence import found_row
@@ -171,11 +178,6 @@ def propose_derived(
     ``collection``: where the pages come from (relevance is centred on it)."""
     quiet = all(p.action == Action.KEEP for p in proposals) and not found
     have = {s.key: s for s in existing}
-    if quiet:  # nothing moved: nothing to rebuild (nor to add, on an imported report)
-        return [
-            _derived_proposal(run, s.key, s.heading, order[s.key], s.body, s.body, checks)
-            for s in existing
-        ]
     docs = [
         SectionDoc(p.key, p.heading, p.level, p.new_text or "")
         for p in sorted(proposals, key=lambda p: p.order)
@@ -187,10 +189,15 @@ def propose_derived(
         if c.kind != ChangeKind.GONE and c.current is not None and c.current.content
     }
     pages.update({f.evidence.marker: (f.evidence.title, f.evidence.content) for f in found})
+    if quiet:  # nothing moved: only time did (nor is anything added to an imported report)
+        return [_quiet_derived(run, s, docs, pages, order, checks) for s in existing]
     built = {
         d.key: d
         for d in derived_sections(
-            docs, pages, lambda h: Relevance(f"{h}: {question}", collection, as_asked=True).scores
+            docs,
+            pages,
+            lambda h: Relevance(f"{h}: {question}", collection, as_asked=True).scores,
+            as_of=run.as_of.date(),
         )
     }
     out = []
@@ -213,6 +220,29 @@ def propose_derived(
     return out
 
 
+def _quiet_derived(
+    run: UpdateRun,
+    section: Any,
+    docs: list[SectionDoc],
+    pages: dict[int, tuple[str, str]],
+    order: dict[str, int],
+    checks: dict[str, list[dict[str, Any]]],
+) -> SectionProposal:
+    """A derived section in an update where nothing moved: kept as it stands, but for a
+    key-facts table whose values now include one past its date (a plan's month is over)."""
+    new = section.body
+    if section.key == KEY_FACTS_KEY:
+        cited = [m for d in docs for m in d.markers]
+        mine = {m: pages[m] for m in cited if m in pages}
+        rows = fact_rows(cited, pages)
+        if past_due_rows(rows, mine, run.as_of.date()):
+            new = key_facts_table(rows, mine, run.as_of.date())
+    why = "A value it gives is now past its date." if new != section.body else None
+    return _derived_proposal(
+        run, section.key, section.heading, order[section.key], section.body, new, checks, why
+    )
+
+
 def _derived_proposal(
     run: UpdateRun,
     key: str,
@@ -221,6 +251,7 @@ def _derived_proposal(
     old: str | None,
     new: str | None,
     checks: dict[str, list[dict[str, Any]]],
+    why: str | None = None,
 ) -> SectionProposal:
     if old is None:
         action, why = (
@@ -235,7 +266,10 @@ def _derived_proposal(
             "Unchanged: the sections and declared facts it is built from did not change.",
         )
     else:
-        action, why = "revise", "Rebuilt from the revised sections and the newest declared facts."
+        action, why = (
+            "revise",
+            why or ("Rebuilt from the revised sections and the newest declared facts."),
+        )
     return SectionProposal(
         run_id=run.id,
         key=key,

@@ -242,6 +242,7 @@ def _write_and_commit(r: Research, relevance: Relevance) -> dict[str, Any]:
         lambda heading: (
             Relevance(f"{heading}: {r.question}", r.providers.search, as_asked=True).scores
         ),
+        as_of=r.as_of.date(),
     )
     drafts[1:1] = [SectionDraft(doc, "new") for doc in top]
     run.summary = {**run.summary, "flags": r.flags}

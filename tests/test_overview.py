@@ -241,7 +241,11 @@ def test_a_value_past_its_date_is_noted_under_the_table_with_what_another_source
     """ "Accepted; rollout due to start in March 2024", read in May, is true to its page
     and no longer the news: the key facts say so, beside what another cited page says of
     the item — even in an update where no page changed."""
-    signing = SIGNING + "Toolmakers began the Widget layout rollout in March across the tools. "
+    signing = (
+        SIGNING
+        + "Toolmakers began the Widget layout rollout in March across the tools. "
+        + "Widget archive signing is expected in April 2024 in the archive tools. "
+    )
     records = [
         _page("layout", "2024-01-01", "Accepted; rollout due to start in March 2024", LAYOUT),
         _page("signing", "2024-01-01", "Draft", signing),
@@ -256,6 +260,12 @@ def test_a_value_past_its_date_is_noted_under_the_table_with_what_another_source
     with session_scope() as s:
         props = proposals_of(s, result["run_id"])
         assert all(p.action == "keep" for p in props if p.key not in DERIVED_KEYS)
+        # a section's own sentence stating a plan now over is flagged for the analyst
+        flagged = [f for p in props for f in p.flags if f.startswith("Past its date")]
+        assert flagged == [
+            "Past its date on 2024-05-01: “due to start in March 2024” [1]",
+            "Past its date on 2024-05-01: “expected in April 2024” [2]",
+        ], flagged
         facts = next(p for p in props if p.key == KEY_FACTS_KEY)
         assert facts.action == "revise" and "past its date" in facts.rationale
         note = (facts.new_text or "").split("Past their date as of 2024-05-01:", 1)[1]
@@ -287,3 +297,20 @@ def test_past_due_reads_a_standing_plan_and_the_period_it_names() -> None:
     assert past_due("The plant was expected to open in 2025 but slipped.", october) == []
     assert past_due("The rules set in 2019 require a permit.", october) == []
     assert past_due("The first window opens on 1 February 2026.", october) == []  # a fact
+
+
+def test_past_due_notes_name_each_cited_sentence_s_plan_and_its_sources() -> None:
+    from datetime import date
+
+    from core.domain.expectations import past_due_notes
+
+    body = (
+        "Kestrel Flats is in construction, with commercial operation expected in Q4 2026 "
+        "[7]. Copperline will not start operating until the second quarter of 2028 [8].\n\n"
+        "Greyhaven is due to start construction in August 2026 [9][3]."
+    )
+    assert past_due_notes(body, date(2027, 1, 5)) == [
+        "Past its date on 2027-01-05: “expected in Q4 2026” [7]",
+        "Past its date on 2027-01-05: “due to start construction in August 2026” [9][3]",
+    ]
+    assert past_due_notes(body, date(2026, 7, 1)) == []

@@ -16,6 +16,9 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from core.domain.citations import strip_citations
+from core.domain.sentences import cited_sentences
+
 _MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name} | {
     name.casefold(): i for i, name in enumerate(calendar.month_abbr) if name
 }
@@ -120,3 +123,15 @@ def expectations(text: str) -> list[Expectation]:
 def past_due(text: str, as_of: date) -> list[Expectation]:
     """The expectations ``text`` states whose date is over by ``as_of``."""
     return [e for e in expectations(text) if e.by < as_of]
+
+
+def past_due_notes(body: str, as_of: date) -> list[str]:
+    """One line per cited sentence of ``body`` stating a plan whose date is over by
+    ``as_of``: "Past its date on 2027-01-05: “commercial operation expected in Q4 2026”
+    [7]"."""
+    notes = []
+    for _pos, sentence, markers in cited_sentences(body):
+        for e in past_due(strip_citations(sentence), as_of):
+            cites = "".join(f"[{m}]" for m in markers)
+            notes.append(f"Past its date on {as_of.isoformat()}: “{e.phrase}” {cites}")
+    return notes

@@ -11,9 +11,11 @@ against the pages before it becomes a proposal.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from core.domain.citations import cited_markers
+from core.domain.expectations import past_due_notes
 from core.domain.keyfacts import declared_line
 from core.domain.passages import sentence_key
 from core.domain.prune import drop_markers, fit_words, keep_fact_lines
@@ -87,6 +89,7 @@ class SectionCase:
     new: list[Found]  # new pages placed in this section
     news: list[str]  # declared facts that changed and no sentence states
     settled: list[ClaimUpdate]  # claims ``trimmed`` already revised (declared fields)
+    as_of: date | None = None  # the update's date: a plan stated for before it is past
 
     @property
     def quiet(self) -> bool:
@@ -102,11 +105,16 @@ class SectionCase:
             level=self.section.level,
             order=self.order,
             old_text=self.section.body,
-            flags=fields.pop("flags", self.flags),
+            flags=[*fields.pop("flags", self.flags), *self._past_due(fields.get("new_text"))],
             claims=self.checks,
             evidence=evidence + [found_row(f) for f in self.new],
             **fields,
         )
+
+    def _past_due(self, text: str | None) -> list[str]:
+        """A note for each sentence of the proposed ``text`` that states a plan whose date
+        is over (the page may not have caught up): the analyst checks it."""
+        return past_due_notes(text or "", self.as_of) if self.as_of else []
 
 
 def propose_section(
@@ -175,6 +183,7 @@ def section_case(
         new=new,
         news=unstated_news(trimmed, changes),
         settled=settled,
+        as_of=d.run.as_of.date(),
     )
 
 

@@ -136,7 +136,7 @@ def key_facts_body(rows: Sequence[FactRow], due: Sequence[PastDue] = (), as_of: 
         if d.mention:
             line += f" Elsewhere in this report: {d.mention[1]} [{d.mention[0]}]."
         items.append(line)
-    lead = f"Past their date as of {as_of}:" if as_of else "Past their date:"
+    lead = f"**Past their date as of {as_of}:**" if as_of else "**Past their date:**"
     return f"{table}\n\n{lead}\n\n" + "\n".join(items)
 
 

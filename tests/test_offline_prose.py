@@ -355,6 +355,9 @@ def test_a_demonstrative_further_in_or_one_of_a_set_leans_on_the_sentence_before
     assert refers_back("The regulation applies to producers of industrial batteries.")
     assert not refers_back("Prices fell this year across the interconnection.")
     assert not refers_back("One in five projects is late.")
+    assert refers_back("The second is an assignment-based syntax kept for older versions.")
+    assert refers_back("The latter keeps the index in memory.")
+    assert not refers_back("The first cluster window opens on 1 February 2027.")
     assert not refers_back("Python's grammar says this proposal is backward compatible.")
     page = (
         "Arden's stewardship rules let grid battery storage modules be repurposed for second life. "

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -183,7 +184,8 @@ def test_a_new_page_the_budget_cuts_is_named_by_its_title() -> None:
     looked up)."""
     section = SimpleNamespace(key="s", heading="Signing", level=2, body="")
     page = Evidence(7, "https://ex.org/rotation", "Widget archive signing rotation", "Text.")
-    d = SimpleNamespace(by_marker={}, plan=SourcePlan({}, {}, set(), {}))
+    run = SimpleNamespace(as_of=datetime(2024, 7, 1))
+    d = SimpleNamespace(by_marker={}, plan=SourcePlan({}, {}, set(), {}), run=run)
     case = section_case(d, section, [Found(page, None)], 0, [])  # type: ignore[arg-type]
     assert shortened([7], case.titles, Budget(words=50)) == [
         "Shortened to the section's budget of 50 words: dropped sentences of its least "

@@ -20,6 +20,12 @@ OPENS_WITH_IT = (
 )
 
 
+def _operators(page: str) -> str:
+    """The section the offline writer makes of ``page`` alone, on grid storage operators."""
+    evidence = [Evidence(1, "https://ex.org/page", "Page", page)]
+    return OfflineWriter().write_section(QUESTION, "Grid battery storage operators", evidence).body
+
+
 def test_a_pronoun_led_sentence_comes_with_the_sentence_it_leans_on() -> None:
     ev = Evidence(1, "https://ex.org/saltmarsh", "Saltmarsh Storage", PAGE)
     body = OfflineWriter().write_section(QUESTION, "Grid battery storage operators", [ev]).body
@@ -61,13 +67,7 @@ def test_a_sentence_naming_the_project_further_in_comes_with_the_one_naming_it()
         "Quillfield Renewables said that it had cancelled the project, citing higher "
         "grid battery storage connection costs."
     )
-    body = (
-        OfflineWriter()
-        .write_section(
-            QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Recap", page)]
-        )
-        .body
-    )
+    body = _operators(page)
     assert "cancelled the project" in body
     assert body.index("Ashgrove") < body.index("cancelled the project")
     named = "Kestrel Flats Storage Project is in construction, and the project opens in 2027."
@@ -365,13 +365,7 @@ def test_a_demonstrative_further_in_or_one_of_a_set_leans_on_the_sentence_before
         "operators.\n\n"
         "One casualty was the Ashgrove grid battery storage project of the operators."
     )
-    body = (
-        OfflineWriter()
-        .write_section(
-            QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Rules", page)]
-        )
-        .body
-    )
+    body = _operators(page)
     assert "welcomed this provision" in body
     assert body.index("repurposed for second life") < body.index("welcomed this provision")
     assert "One casualty" not in body  # it opens a paragraph: nothing before it to bring

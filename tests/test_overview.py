@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlmodel import select
+from sqlmodel import Session, select
 
 from core.dates import parse_as_of
 from core.domain.report_state import SectionDoc
@@ -165,6 +165,16 @@ SIGNING = (
 )
 
 
+def _key_fact_claims(s: Session, version_id: int | None) -> list[Claim]:
+    return list(
+        s.exec(
+            select(Claim)
+            .join(Section, Claim.section_id == Section.id)
+            .where(Section.version_id == version_id, Section.key == KEY_FACTS_KEY)
+        ).all()
+    )
+
+
 def test_a_report_opens_with_its_answer_and_key_facts_and_updates_revise_them_first(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -182,11 +192,7 @@ def test_a_report_opens_with_its_answer_and_key_facts_and_updates_revise_them_fi
         assert [sec.heading for sec in doc.sections[3:]] == ["Archive layout", "Signing"]
         table = doc.sections[2].body
         assert "| Widget layout | Draft [" in table and "| Widget signing | Draft [" in table
-        rows = s.exec(
-            select(Claim)
-            .join(Section, Claim.section_id == Section.id)
-            .where(Section.version_id == version.id, Section.key == KEY_FACTS_KEY)
-        ).all()
+        rows = _key_fact_claims(s, version.id)
         assert len(rows) == 2 and all(c.state == "supported" for c in rows)
     result = update_report(made["report_id"], as_of=parse_as_of("2024-07-01"))
     with session_scope() as s:
@@ -273,11 +279,7 @@ def test_a_value_past_its_date_is_noted_under_the_table_with_what_another_source
         assert "Elsewhere in this report: Toolmakers began the Widget layout rollout" in note
         commit_run(s, get_run(s, result["run_id"]), approve_all=True)
         version = get_version(s, get_report(s, made["report_id"]))
-        claims = s.exec(
-            select(Claim)
-            .join(Section, Claim.section_id == Section.id)
-            .where(Section.version_id == version.id, Section.key == KEY_FACTS_KEY)
-        ).all()
+        claims = _key_fact_claims(s, version.id)
     assert len(claims) == 4 and all(c.state == "supported" for c in claims)
 
 

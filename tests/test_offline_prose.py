@@ -357,6 +357,8 @@ def test_a_demonstrative_further_in_or_one_of_a_set_leans_on_the_sentence_before
     assert not refers_back("One in five projects is late.")
     assert refers_back("The second is an assignment-based syntax kept for older versions.")
     assert refers_back("The latter keeps the index in memory.")
+    assert refers_back("Both modules have evolved greatly since their introduction.")
+    assert not refers_back("Both Harrow Bay and Kestrel Flats are in construction.")
     assert not refers_back("The first cluster window opens on 1 February 2027.")
     assert not refers_back("Python's grammar says this proposal is backward compatible.")
     page = (

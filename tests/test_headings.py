@@ -90,3 +90,18 @@ def test_a_facet_root_is_never_renamed() -> None:
     assert part.heading == "Wheels: User Defined (with) Statements" and whole.heading == "Wheels"
     retitle_stale([whole], named, titles, {})  # a page's title, not a facet: renamed
     assert whole.heading == "Type Guards"
+
+
+def test_a_phrase_of_titles_the_section_no_longer_cites_is_made_again() -> None:
+    """ "Extension Modules", the phrase two pages' titles shared, stayed over the typing
+    council's pages once those had left."""
+    titles = {**TITLES, 5: "Extension Modules in C", 6: "Building Extension Modules"}
+    named = {t.casefold() for t in titles.values()}
+    stale = proposal("Extension Modules", GUARDS)
+    still = proposal("Extension Modules", "Modules in C [5]. " + GUARDS, key="s2")
+    retitle_stale([stale, still], named, titles, {})
+    assert stale.heading == "Type Guards" and "Renamed from “Extension Modules”" in stale.rationale
+    assert still.heading == "Extension Modules" and not still.rationale
+    word = proposal("Modules", GUARDS, key="s3")  # one word: no phrase of anything
+    retitle_stale([word], named, titles, {})
+    assert word.heading == "Modules"

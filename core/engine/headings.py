@@ -10,6 +10,7 @@ question, an analyst's own) is never touched, nor is a section that does not cha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from sqlmodel import Session, col, select
@@ -42,16 +43,26 @@ def _stale_names(heading: str, named: set[str], cites: set[str], keep: set[str])
     """Does ``heading`` name pages (``named``: their title forms) the section no longer
     cites (``cites``)? A heading that is a page's title; or "Root: part", where the root
     is a page's title (a part split off a section named after a page) and neither it nor
-    the part names a page it cites. ``keep``: names never touched (the facets)."""
+    the part names a page it cites; or a phrase of pages' titles that no title of a page it
+    cites holds (a shared phrase, "Extension Modules", over the typing council's pages).
+    ``keep``: names never touched (the facets)."""
     h = heading.strip().casefold()
     if h in keep:
         return False
     if h in named:
         return h not in cites
+    if len(h.split()) >= 2 and _within(h, named) and not _within(h, cites):
+        return True  # a phrase of pages' titles ("Extension Modules"), none of them cited
     root, sep, part = h.partition(": ")
     if not sep or root in keep or root not in named:
         return False
     return root not in cites and part not in cites
+
+
+def _within(phrase: str, titles: set[str]) -> bool:
+    """Is ``phrase`` a run of whole words of one of ``titles``?"""
+    pattern = re.compile(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])")
+    return any(pattern.search(t) for t in titles)
 
 
 def retitle_stale(

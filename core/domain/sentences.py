@@ -149,7 +149,7 @@ _ONE_OF = re.compile(
 )
 #: phrases that do the same ("In this case, …", "As a result, …")
 _BACK_PHRASES = re.compile(
-    r"(?:in (?:particular|this case|that case|turn)|on the other hand|for this reason|"
+    r"(?:so(?=,)|in (?:particular|this case|that case|turn)|on the other hand|for this reason|"
     r"to this end|as such|(?:in addition|as a result|(?:in|by) contrast)(?!\s+(?:to|of|with)\b))\b",
     re.I,
 )
@@ -179,10 +179,14 @@ _INNER_BACK = re.compile(
 )
 
 
-#: "this provision", "these rules" further in: a demonstrative pointing back — not a
-#: time ("this year"), and not the page speaking of itself or of what it proposes ("this
-#: proposal", "this feature", "this change": a design document's own subject)
-_INNER_DEMONSTRATIVE = re.compile(r"(?<![\w'’-])(?:this|these)\s+([a-z][\w-]*)")
+#: "this provision", "these rules", "such users", "… requires this." further in: a
+#: demonstrative pointing back — not a time ("this year"), not "such as", and not the page
+#: speaking of itself or of what it proposes ("this proposal", "this feature", "this
+#: change": a design document's own subject)
+_INNER_DEMONSTRATIVE = re.compile(
+    r"(?<![\w'’-])(?:(?:this|these)\s+([a-z][\w-]*)|such\s+(?!as\b|that\b)([a-z][\w-]*)"
+    r"|(?:this|these)(?=\s*(?:\[[\d,\s]+\])?\s*[.;:!?]?\s*$))"
+)
 _NOW = frozenset(
     "year years week weeks month months quarter morning afternoon evening season summer "
     "winter spring autumn decade century time moment point stage".split()
@@ -209,9 +213,9 @@ def refers_back(sentence: str) -> bool:
     if _ONE_OF.match(sentence.lstrip("\"'(*_`")):
         return True
     for m in _INNER_DEMONSTRATIVE.finditer(sentence, 1):
-        noun = m.group(1)
+        noun = m.group(1) or m.group(2) or ""  # none: "… requires this."
         if noun not in _NOW | _OWN_SUBJECT and not re.fullmatch(_SELF_NOUNS, noun):
-            return True  # "The association welcomed this provision"
+            return True  # "The association welcomed this provision", "such users"
     for m in _INNER_BACK.finditer(sentence, 1):
         if not re.search(rf"\b{m.group(1)}\b", sentence[: m.start()], re.I):
             return True  # "the Ashgrove Storage Project … the project" names it itself

@@ -357,6 +357,7 @@ def test_a_demonstrative_further_in_or_one_of_a_set_leans_on_the_sentence_before
     assert not refers_back("One in five projects is late.")
     assert refers_back("The second is an assignment-based syntax kept for older versions.")
     assert refers_back("The latter keeps the index in memory.")
+    assert refers_back("The remaining cost will be covered by the developer's equity.")
     assert refers_back("Both modules have evolved greatly since their introduction.")
     assert refers_back("While such users have a way around it, they still upgrade.")
     assert refers_back("The `typing.TypeVar` mechanism in Python requires this [15].")

@@ -139,9 +139,10 @@ _BACK_WORDS = frozenset(
     "conversely meanwhile besides another".split()
 )
 #: "One casualty was …", "One exception is …": one of a set named before; "The second is
-#: …", "The latter …", "Both modules have …": members of a list given before
+#: …", "The latter …", "The remaining cost …", "Both modules have …": members of a list or
+#: parts of a whole given before
 _ONE_OF = re.compile(
-    r"One\s+[a-z][\w-]*\s+(?:is|was|are|were)\b|The\s+(?:former|latter)\b"
+    r"One\s+[a-z][\w-]*\s+(?:is|was|are|were)\b|The\s+(?:former|latter|remaining)\b"
     r"|The\s+(?:first|second|third|fourth|last|other|others|rest|remainder|same)\s+"
     r"(?:is|was|are|were|has|have|can|could|will|would|may|might|must|should|does|did)\b"
     r"|Both\s+(?:of\s+(?:them|these|those)\b|(?:these|those)\b|[a-z][\w-]*s\s+"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from core.domain.sentences import name_page, refers_back, self_reference
 from core.states import ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence
@@ -345,28 +347,44 @@ def test_a_summary_of_declared_fields_is_settled_without_a_writer() -> None:
     assert settle_summaries(body, [other])[1] == [other]  # a field it does not state
 
 
-def test_a_demonstrative_further_in_or_one_of_a_set_leans_on_the_sentence_before() -> None:
-    """ "… welcomed this provision" and "One casualty was …" say nothing alone: quoted
-    after another page's sentence, the provision or the set is that page's."""
-    assert refers_back("The Arden Storage Association welcomed this provision.")
-    assert refers_back("Under these rules, study deposits rise to $5,000 per MW.")
-    assert refers_back("One casualty was the 80 MW / 320 MWh Ashgrove Storage Project.")
-    assert refers_back("Another 40 projects were approved in the quarter.")
-    assert refers_back("The regulation applies to producers of industrial batteries.")
-    assert not refers_back("Prices fell this year across the interconnection.")
-    assert not refers_back("One in five projects is late.")
-    assert refers_back("The second is an assignment-based syntax kept for older versions.")
-    assert refers_back("The latter keeps the index in memory.")
-    assert refers_back("The remaining cost will be covered by the developer's equity.")
-    assert refers_back("Both modules have evolved greatly since their introduction.")
-    assert refers_back("While such users have a way around it, they still upgrade.")
-    assert refers_back("The `typing.TypeVar` mechanism in Python requires this [15].")
-    assert refers_back("So, the proposal does not change the syntax of types.")
-    assert not refers_back("Features such as protocols and literals came later.")
-    assert not refers_back("So far, no checker supports the new syntax.")
-    assert not refers_back("Both Harrow Bay and Kestrel Flats are in construction.")
-    assert not refers_back("The first cluster window opens on 1 February 2027.")
-    assert not refers_back("Python's grammar says this proposal is backward compatible.")
+LEANING = [
+    "The Arden Storage Association welcomed this provision.",
+    "Under these rules, study deposits rise to $5,000 per MW.",
+    "One casualty was the 80 MW / 320 MWh Ashgrove Storage Project.",
+    "Another 40 projects were approved in the quarter.",
+    "The regulation applies to producers of industrial batteries.",
+    "The second is an assignment-based syntax kept for older versions.",
+    "The latter keeps the index in memory.",
+    "The remaining cost will be covered by the developer's equity.",
+    "Both modules have evolved greatly since their introduction.",
+    "While such users have a way around it, they still upgrade.",
+    "The `typing.TypeVar` mechanism in Python requires this [15].",
+    "So, the proposal does not change the syntax of types.",
+]
+STANDING = [
+    "Prices fell this year across the interconnection.",
+    "One in five projects is late.",
+    "Features such as protocols and literals came later.",
+    "So far, no checker supports the new syntax.",
+    "Both Harrow Bay and Kestrel Flats are in construction.",
+    "The first cluster window opens on 1 February 2027.",
+    "Python's grammar says this proposal is backward compatible.",
+]
+
+
+@pytest.mark.parametrize("sentence", LEANING)
+def test_a_sentence_that_leans_on_the_one_before(sentence: str) -> None:
+    """ "… welcomed this provision", "One casualty was …", "The second is …": quoted after
+    another page's sentence, the provision, the set or the list is that page's."""
+    assert refers_back(sentence)
+
+
+@pytest.mark.parametrize("sentence", STANDING)
+def test_a_sentence_that_stands_alone(sentence: str) -> None:
+    assert not refers_back(sentence)
+
+
+def test_a_demonstrative_further_in_comes_with_its_sentence_and_one_of_a_set_alone_not() -> None:
     page = (
         "Arden's stewardship rules let grid battery storage modules be repurposed for second life. "
         "The Arden Storage Association welcomed this provision for grid battery storage "

@@ -9,7 +9,10 @@ call, so they cost nothing and cannot say more than the sections and their sourc
 - **Key facts**: one row per cited source that declares a status (or stage) near its
   top — the item, its current value, and since when, if the page states that date —
   each row cited. Updates rebuild it from the newest snapshots, so it is the first
-  thing an update revises when a declared status changes.
+  thing an update revises when a declared status changes. A value that states a plan
+  whose date is over by the version's date ("due to start in August 2026", in October)
+  is listed under the table as past its date, with what another cited page says of
+  the item.
 
 A report's sections are stored under fixed keys (:data:`OVERVIEW_KEY`,
 :data:`KEY_FACTS_KEY`); the writer's own sections never use them.
@@ -132,7 +135,7 @@ def key_facts_body(rows: Sequence[FactRow], due: Sequence[PastDue] = (), as_of: 
         return table
     items = []
     for d in due:
-        line = f"- {d.row.item}: {d.row.status} [{d.row.marker}]."
+        line = f"- {d.row.item}: {d.row.status.rstrip(' .')} [{d.row.marker}]."
         if d.mention:
             line += f" Elsewhere in this report: {d.mention[1]} [{d.mention[0]}]."
         items.append(line)
@@ -142,11 +145,10 @@ def key_facts_body(rows: Sequence[FactRow], due: Sequence[PastDue] = (), as_of: 
 
 @dataclass(frozen=True)
 class PastDue:
-    """A row whose value expects something by a date now over (``phrase``, as the page
-    words it), and a sentence another cited page gives about the item (marker, text)."""
+    """A row whose value expects something by a date now over, and a sentence another
+    cited page gives about the item (marker, text)."""
 
     row: FactRow
-    phrase: str
     mention: tuple[int, str] | None
 
 
@@ -156,12 +158,8 @@ def past_due_rows(
     """The rows whose status states an expectation whose date is over by ``as_of``
     ("Funded; construction due to start in August 2026", read in October), each with
     the latest-cited other page's sentence naming the item, if one does."""
-    out = []
-    for row in rows:
-        due = past_due(row.status, as_of)
-        if due:
-            out.append(PastDue(row, due[0].phrase, _mention(row, pages, as_of)))
-    return out
+    due = [row for row in rows if past_due(row.status, as_of)]
+    return [PastDue(row, _mention(row, pages, as_of)) for row in due]
 
 
 def _mention(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from core.domain.expectations import past_due_notes
 from core.domain.placement import place
 from core.domain.prune import merge_repeats
 from core.domain.relevance import Relevance
@@ -77,7 +78,7 @@ def propose_added(
                 action=Action.ADD,
                 old_text=None,
                 new_text=checked.body,
-                flags=draft_flags(checked),
+                flags=[*draft_flags(checked), *past_due_notes(checked.body, run.as_of.date())],
                 evidence=[found_row(f) for f in orphans if f.evidence.marker in item.markers],
                 quotes=list(draft.quotes),
                 rationale=" ".join([_why_added(len(mine), within), *corrections(checked)]),

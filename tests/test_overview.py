@@ -298,6 +298,8 @@ def test_past_due_reads_a_standing_plan_and_the_period_it_names() -> None:
     assert past_due("3.9.0 final: expected on Monday, October 5, 2020", october)
     assert past_due("The plant was expected to open in 2025 but slipped.", october) == []
     assert past_due("The rules set in 2019 require a permit.", october) == []
+    assert past_due("It was rejected due to lack of interest in 2019.", october) == []
+    assert past_due("Sales fell due to the change in rules in 2024.", october) == []
     assert past_due("The first window opens on 1 February 2026.", october) == []  # a fact
 
 

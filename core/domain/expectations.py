@@ -109,13 +109,20 @@ def _end(m: re.Match[str]) -> date | None:
     return date(year, 12, 31)
 
 
+#: "due to lack of interest in 2019", "due to the change in 2024": a cause, not a plan
+_CAUSE = re.compile(
+    r"due\s+to\s+(?:(?:the|a|an|its|their|his|her|our|this|that|these|those|lack)\b|.*\bof\b)",
+    re.I,
+)
+
+
 def expectations(text: str) -> list[Expectation]:
     """The dated expectations ``text`` states, in order."""
     found: list[Expectation] = []
     for pattern in (_EXPECTED, _WILL):
         for m in pattern.finditer(text):
             by = _end(m)
-            if by is not None:
+            if by is not None and not _CAUSE.match(m.group(0)):
                 found.append(Expectation(m.group(0), by))
     return sorted(found, key=lambda e: text.find(e.phrase))
 

@@ -78,7 +78,8 @@ def test_the_status_count_reads_as_a_sentence() -> None:
         FactRow(1, "A", "In construction since 14 September 2026", ""),
         FactRow(2, "B", "In construction", ""),
     ]
-    assert status_count(long) == "Of the 2 items tracked below, 2 are In construction."
+    assert status_count(long) == "Both items tracked below are In construction."
+    assert status_count(rows[:2] * 2) == "All 4 items tracked below are Final."
 
 
 def test_the_overview_quotes_each_section_and_no_table_or_status_line() -> None:

@@ -196,13 +196,16 @@ def _status_word(status: str) -> str:
 
 
 def status_count(rows: Sequence[FactRow]) -> str:
-    """ "Of the 9 items tracked below, 4 are Final, 3 Draft and 2 Withdrawn." ('' if none)"""
+    """ "Of the 9 items tracked below, 4 are Final, 3 Draft and 2 Withdrawn.", or "All 24
+    items tracked below are Implemented." ('' if none)"""
     if not rows:
         return ""
     if len(rows) == 1:
         return f"The one item tracked below is {rows[0].status}."
     counts = Counter(_status_word(r.status) for r in rows).most_common()
     (first, n), rest = counts[0], counts[1:]
+    if not rest:
+        return f"{'Both' if n == 2 else f'All {n}'} items tracked below are {first}."
     parts = [f"{n} {'is' if n == 1 else 'are'} {first}"] + [f"{k} {v}" for v, k in rest]
     listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
     return f"Of the {len(rows)} items tracked below, {listed}."

@@ -360,12 +360,15 @@ LEANING = [
     "While such users have a way around it, they still upgrade.",
     "The `typing.TypeVar` mechanism in Python requires this [15].",
     "So, the proposal does not change the syntax of types.",
+    "First, the initializer is unsafe in that the user must manage the memory.",
+    "The other two initialize raw memory by moving data from another range.",
 ]
 STANDING = [
     "Prices fell this year across the interconnection.",
     "One in five projects is late.",
     "Features such as protocols and literals came later.",
     "So far, no checker supports the new syntax.",
+    "First released in 2019, the format is now the default.",
     "Both Harrow Bay and Kestrel Flats are in construction.",
     "The first cluster window opens on 1 February 2027.",
     "Python's grammar says this proposal is backward compatible.",

@@ -139,10 +139,10 @@ _BACK_WORDS = frozenset(
     "conversely meanwhile besides another".split()
 )
 #: "One casualty was …", "One exception is …": one of a set named before; "The second is
-#: …", "The latter …", "The remaining cost …", "Both modules have …": members of a list or
-#: parts of a whole given before
+#: …", "The latter …", "The other two …", "The remaining cost …", "Both modules have …":
+#: members of a list or parts of a whole given before
 _ONE_OF = re.compile(
-    r"One\s+[a-z][\w-]*\s+(?:is|was|are|were)\b|The\s+(?:former|latter|remaining)\b"
+    r"One\s+[a-z][\w-]*\s+(?:is|was|are|were)\b|The\s+(?:former|latter|remaining|other)\b"
     r"|The\s+(?:first|second|third|fourth|last|other|others|rest|remainder|same)\s+"
     r"(?:is|was|are|were|has|have|can|could|will|would|may|might|must|should|does|did)\b"
     r"|Both\s+(?:of\s+(?:them|these|those)\b|(?:these|those)\b|[a-z][\w-]*s\s+"
@@ -150,7 +150,8 @@ _ONE_OF = re.compile(
 )
 #: phrases that do the same ("In this case, …", "As a result, …")
 _BACK_PHRASES = re.compile(
-    r"(?:so(?=,)|in (?:particular|this case|that case|turn)|on the other hand|for this reason|"
+    r"(?:(?:so|first|second|secondly|third|thirdly|lastly)(?=,)|"
+    r"in (?:particular|this case|that case|turn)|on the other hand|for this reason|"
     r"to this end|as such|(?:in addition|as a result|(?:in|by) contrast)(?!\s+(?:to|of|with)\b))\b",
     re.I,
 )

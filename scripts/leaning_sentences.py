@@ -103,7 +103,11 @@ def main() -> int:
     total = alone = 0
     shown: list[tuple[str, str]] = []
     for db in dbs:
-        t, a, ex = count(db)
+        try:
+            t, a, ex = count(db)
+        except (sqlite3.DatabaseError, TypeError) as exc:  # not a bench database, or empty
+            print(f"{db} is not a bench question's database ({exc}): give a bench's --out folder.")
+            return 2
         total, alone = total + t, alone + a
         shown += ex
         print(f"{db.stem}: {a} of {t} sentences without the sentence they lean on")

@@ -133,6 +133,12 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n|\n[ \t]*#")
 _PROBE = 24  # characters of a sentence looked for in its page
 
 
+def phrase_pattern(phrase: str, *, ignore_case: bool = False) -> re.Pattern[str]:
+    """``phrase`` as a run of whole words: "Greyhaven Demonstration" not inside
+    "Greyhaven Demonstrations" nor "Iron-Air" inside "Iron-Airline"."""
+    return re.compile(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", re.I if ignore_case else 0)
+
+
 def same_paragraph(content: str, first: str, second: str) -> bool:
     """Are two quotable sentences of ``content`` in one paragraph, ``second`` after
     ``first`` — so that ``first`` can be the antecedent ``second`` refers back to? A

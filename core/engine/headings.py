@@ -10,13 +10,12 @@ question, an analyst's own) is never touched, nor is a section that does not cha
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from sqlmodel import Session, col, select
 
 from core.domain.citations import cited_markers
-from core.domain.text import clean_inline
+from core.domain.text import clean_inline, phrase_pattern
 from core.engine.overview import DERIVED_KEYS
 from core.states import Action
 from core.store.models import PoolEntry, SectionProposal, Source
@@ -61,7 +60,7 @@ def _stale_names(heading: str, named: set[str], cites: set[str], keep: set[str])
 
 def _within(phrase: str, titles: set[str]) -> bool:
     """Is ``phrase`` a run of whole words of one of ``titles``?"""
-    pattern = re.compile(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])")
+    pattern = phrase_pattern(phrase)
     return any(pattern.search(t) for t in titles)
 
 

@@ -33,7 +33,7 @@ from core.domain.keyfacts import read_key_facts
 from core.domain.passage_changes import STATUS_STEMS
 from core.domain.report_state import SectionDoc
 from core.domain.sentences import cited_sentences, refers_back
-from core.domain.text import clean_inline, quotable_sentences, stem
+from core.domain.text import clean_inline, phrase_pattern, quotable_sentences, stem
 
 Scorer = Callable[[Sequence[str]], list[float]]
 OVERVIEW_KEY = "overview"
@@ -170,7 +170,7 @@ def _mention(
     name = re.split(r"\s*(?:[:(]| — )", row.item, maxsplit=1)[0].strip()
     if len(name) < 8:
         return None
-    pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
+    pattern = phrase_pattern(name, ignore_case=True)
     for marker in sorted(pages, reverse=True):
         if marker == row.marker:
             continue
@@ -337,10 +337,17 @@ def derived_sections(
     body = overview_body(rows, answer_sentences(own, scorer, current))
     if body:
         out.append(SectionDoc(OVERVIEW_KEY, OVERVIEW_HEADING, 2, body))
-    table = key_facts_table(rows, {m: pages[m] for m in order if m in pages}, as_of)
+    table = key_facts_table(rows, cited_pages(order, pages), as_of)
     if table:
         out.append(SectionDoc(KEY_FACTS_KEY, KEY_FACTS_HEADING, 2, table))
     return out
+
+
+def cited_pages(
+    order: Sequence[int], pages: Mapping[int, tuple[str, str]]
+) -> dict[int, tuple[str, str]]:
+    """The ``pages`` the markers of ``order`` cite."""
+    return {m: pages[m] for m in dict.fromkeys(order) if m in pages}
 
 
 def key_facts_table(

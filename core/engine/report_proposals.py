@@ -20,9 +20,10 @@ from core.engine.evidence import Checked, Found
 from core.engine.overview import (
     DERIVED_KEYS,
     KEY_FACTS_KEY,
+    cited_pages,
     derived_sections,
     fact_rows,
-    key_facts_table,
+    key_facts_body,
     past_due_rows,
 )
 from core.engine.rationales import corrections, draft_flags, sources_fit
@@ -234,10 +235,10 @@ def _quiet_derived(
     new = section.body
     if section.key == KEY_FACTS_KEY:
         cited = [m for d in docs for m in d.markers]
-        mine = {m: pages[m] for m in cited if m in pages}
         rows = fact_rows(cited, pages)
-        if past_due_rows(rows, mine, run.as_of.date()):
-            new = key_facts_table(rows, mine, run.as_of.date())
+        due = past_due_rows(rows, cited_pages(cited, pages), run.as_of.date())
+        if due:  # the table as derived_sections makes it, its rows read once
+            new = key_facts_body(rows, due, run.as_of.date().isoformat())
     why = "A value it gives is now past its date." if new != section.body else None
     return _derived_proposal(
         run, section.key, section.heading, order[section.key], section.body, new, checks, why

@@ -106,3 +106,67 @@ def test_news_of_a_cited_source_is_added_below_the_section(fake: FakeOpenAI) -> 
 def test_nothing_new_and_nothing_changed_asks_no_model(fake: FakeOpenAI) -> None:
     draft = make_writer(fake).revise_section(QUESTION, "Costs", OLD, [], [])
     assert draft.body == OLD and not fake.requests
+
+
+# A cited page that changed in words only: reworded, restyled, its bibliography moved, a
+# discussion link added to its header, a passage dropped. The section's claims still hold.
+HOUSEKEEPING = EvidenceChange(
+    3,
+    "changed",
+    (
+        ClaimChange(
+            "Generic types can be parametrized by their element type.",
+            "Generic types can be parameterized by their element type.",
+        ),
+        ClaimChange(
+            "The index [mypy]_ is what we propose.",
+            "The `index`__ is what we propose.",
+        ),
+        ClaimChange(None, "__ https://mypy-lang.org"),
+        ClaimChange(None, "Discussions-To: https://discuss.example.org/t/123"),
+        ClaimChange("Grid operators prefer it for four hour duties.", None),
+    ),
+    (),
+    Evidence(
+        3,
+        "https://ex.org/lfp",
+        "Storage price index",
+        "Status: Final\nDiscussions-To: https://discuss.example.org/t/123\n\n" + EV[0].content,
+        0,
+    ),
+)
+
+
+def test_an_extension_is_shown_what_a_changed_page_adds_not_its_housekeeping(
+    fake: FakeOpenAI,
+) -> None:
+    """Rewordings, restyled references, link targets, header fields and removed passages
+    are nothing an extension can add: the page is left out of its prompt."""
+    make_writer(fake).revise_section(QUESTION, "Costs", OLD, [HOUSEKEEPING], [NEW])
+    prompt = fake.requests[0]["messages"][-1]["content"]
+    assert "Allowed citation ids: 7." in prompt
+    assert '<source id="3">' not in prompt and "parameterized" not in prompt
+    assert "(none: only new sources)" in prompt
+
+
+def test_what_a_changed_page_adds_is_shown_to_the_extension(fake: FakeOpenAI) -> None:
+    added = ClaimChange(None, "Sodium cells now cost a third less than they did in 2023.")
+    expanded = ClaimChange(
+        "Prices are tracked quarterly.",
+        "Prices are tracked quarterly by region, chemistry and duration of the system.",
+    )
+    change = EvidenceChange(
+        3, "changed", (*HOUSEKEEPING.claims, added, expanded), (), HOUSEKEEPING.new
+    )
+    make_writer(fake).revise_section(QUESTION, "Costs", OLD, [change], [NEW])
+    prompt = fake.requests[0]["messages"][-1]["content"]
+    assert "Allowed citation ids: 3, 7." in prompt
+    assert 'added: "Sodium cells now cost a third less' in prompt
+    assert "by region, chemistry and duration" in prompt
+    for housekeeping in ("parameterized", "mypy-lang", "Discussions-To", "four hour duties"):
+        assert housekeeping not in prompt
+
+
+def test_housekeeping_alone_asks_no_model(fake: FakeOpenAI) -> None:
+    draft = make_writer(fake).revise_section(QUESTION, "Costs", OLD, [HOUSEKEEPING], [])
+    assert draft.body == OLD and not fake.requests

@@ -326,3 +326,31 @@ def test_engine_update_with_llm_writer_flags_a_failed_section(
     update_calls = len(fake.requests) - calls_before
     assert sum(e.llm_calls for e in events) == update_calls == 2 * len(failed)
     assert all(KEY not in f for p in props for f in p.flags)
+
+
+def _long_page() -> Evidence:
+    """A page whose passage on sodium-ion costs comes after 7,000 characters of
+    timetable: a first report's 6,000 characters never reach it."""
+    timetable = "\n\n".join(
+        f"Milestone {n} of the programme was reviewed by the steering group in week {n}."
+        for n in range(1, 91)
+    )
+    content = (
+        "Storage programme overview. This page tracks the national storage programme.\n\n"
+        f"{timetable}\n\nSodium-ion cells cost 20 percent less than lithium iron phosphate "
+        "cells in the 2024 tender."
+    )
+    return Evidence(9, "https://ex.org/programme", "Storage programme", content, 0)
+
+
+def test_a_new_section_of_an_update_reads_each_page_briefly(fake: FakeOpenAI) -> None:
+    """``brief``: an update's new section reads a new page as an extension does — its
+    opening and the passages closest to the section — not its first 6,000 characters."""
+    page = _long_page()
+    make_writer(fake).write_section(QUESTION, "Sodium-ion costs", [page])
+    asked = len(fake.requests)
+    make_writer(fake).write_section(QUESTION, "Sodium-ion costs", [page], brief=True)
+    first, brief = (fake.requests[i]["messages"][1]["content"] for i in (0, asked))
+    assert "20 percent less" not in first and "Milestone 70 " in first
+    assert "20 percent less" in brief and "Storage programme overview." in brief
+    assert len(brief) < len(first) / 2

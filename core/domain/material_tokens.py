@@ -154,7 +154,11 @@ _CARDINAL_VALUE = {
 _URL = re.compile(r"(?:https?://|ftp://|www\.)[^\s<>`\"')\]]+", re.IGNORECASE)
 _LINK_TARGET = re.compile(r"<[^<>\s]*(?:/|\.|#|@)[^<>\s]*>")
 _MD_TARGET = re.compile(r"\]\([^)]*\)")
-_FOOTNOTE = re.compile(r"\[(?:\d+|#[\w-]*|\*|[\w-]*\d[\w-]*)\]_?|\.\. \[[^\]]*\]")
+# footnote and citation markers: "[1]", "[#note]_", "[ref-2]", a named citation reference
+# ("[mypy]_"), a Markdown footnote ("[^note]"), a citation's own label (".. [mypy]")
+_FOOTNOTE = re.compile(
+    r"\[(?:\d+|#[\w-]*|\*|[\w-]*\d[\w-]*)\]_?|\[[^\W\d][\w.-]*\]_|\[\^[^\]\s]+\]|\.\. \[[^\]]*\]"
+)
 _REFERENCE = re.compile(
     r"\b(?:PEPs?|RFCs?|bpo|gh|GH|BPO|issues?|bugs?|patch|PR|pull request|SF|"
     r"CVE)[\s:#-]*\d+(?:\s*(?:,|and|or)\s*\d+)*"

@@ -60,7 +60,9 @@ def propose_added(
                 meter,
                 "write",
                 writer.name,
-                lambda item=item, mine=mine: writer.write_section(report.query, item.heading, mine),
+                lambda item=item, mine=mine: writer.write_section(
+                    report.query, item.heading, mine, brief=True
+                ),
             )
         except (WriterFailed, BudgetExceeded):
             continue  # the new pages stay in the pool; a later update can place them

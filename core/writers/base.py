@@ -113,7 +113,14 @@ class Writer(Protocol):
         the sources the relevance model assigns it; a writer makes them the sections."""
         ...
 
-    def write_section(self, question: str, heading: str, evidence: Sequence[Evidence]) -> Draft: ...
+    def write_section(
+        self, question: str, heading: str, evidence: Sequence[Evidence], *, brief: bool = False
+    ) -> Draft:
+        """A section from ``evidence``. ``brief``: an update writes it from pages new in
+        its window; a writer that pays for what it reads reads each of them as an
+        extension reads a new source (its opening and its passages nearest the section),
+        not as a first report does."""
+        ...
 
     def revise_section(
         self,

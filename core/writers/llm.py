@@ -60,10 +60,12 @@ from core.writers.prompt_material import (
     claim_passages,
     describe_change,
     describe_claim,
+    new_sources,
     one_line,
     quote_source,
     revision_bundle,
     stale_problem,
+    telling,
 )
 from core.writers.prompts import load_prompt
 from core.writers.quote_check import with_quotes
@@ -223,7 +225,9 @@ class LlmWriter:
             or "(the question names no parts; find its themes in the sources)",
         )
 
-    def write_section(self, question: str, heading: str, evidence: Sequence[Evidence]) -> Draft:
+    def write_section(
+        self, question: str, heading: str, evidence: Sequence[Evidence], *, brief: bool = False
+    ) -> Draft:
         docs = sorted(evidence, key=lambda e: (e.rank, e.marker))
         if not docs:
             return Draft(body="")
@@ -242,7 +246,7 @@ class LlmWriter:
             check,
             question=question,
             heading=heading,
-            sources=self._bundle(docs),
+            sources=new_sources(docs, f"{heading}. {question}") if brief else self._bundle(docs),
             source_ids=", ".join(str(m) for m in sorted(allowed)),
         )
 
@@ -321,6 +325,9 @@ class LlmWriter:
         they add and the section stands above it as it was, byte for byte. It is not sent
         back to be re-typed (a revision's reply was the whole section: as many output
         tokens as writing it) and cannot be altered by a model that was asked to keep it."""
+        changes = telling(changes)
+        if not changes and not new_evidence:  # what changed was markup: nothing to add
+            return Draft(body=old_body, markers=cited_markers(old_body))
         current = [c.new for c in changes if c.new is not None] + list(new_evidence)
         fresh = {e.marker for e in current}
         texts = {e.marker: e.content for e in current}
@@ -344,7 +351,8 @@ class LlmWriter:
             question=question,
             heading=heading,
             current=old_body.replace("</current_section", "&lt;/current_section") or "(empty)",
-            changes="\n\n".join(describe_change(c) for c in changes) or "(none: only new sources)",
+            changes="\n\n".join(describe_change(c, additions=True) for c in changes)
+            or "(none: only new sources)",
             sources=revision_bundle(changes, new_evidence, f"{heading}. {question}"),
             source_ids=", ".join(str(m) for m in sorted(fresh)),
         )

@@ -109,7 +109,10 @@ class OfflineWriter:
         return [item for _, item in sorted(items, key=lambda x: (x[0], x[1].heading))]
 
     # -- writing ----------------------------------------------------------------------
-    def write_section(self, question: str, heading: str, evidence: Sequence[Evidence]) -> Draft:
+    def write_section(
+        self, question: str, heading: str, evidence: Sequence[Evidence], *, brief: bool = False
+    ) -> Draft:
+        # reading costs nothing here: ``brief`` changes nothing
         chosen = select_sentences(
             question, heading, evidence, self.sentences_per_section, self.per_source
         )

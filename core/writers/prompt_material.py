@@ -15,10 +15,12 @@ from collections.abc import Collection, Sequence
 from core.domain.claim_diff import ClaimChange
 from core.domain.declared_fields import field_of
 from core.domain.excerpts import excerpt
+from core.domain.header_blocks import header_blocks
 from core.domain.key_fact import typed
 from core.domain.keyfacts import read_key_facts
 from core.domain.material_tokens import material_tokens, prose_words
 from core.domain.relevance import Relevance
+from core.domain.spelling_fixes import undo_typo_fixes
 from core.states import ChangeKind, ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
 
@@ -27,6 +29,7 @@ _TAG = re.compile(r"<(/?)(source|current_section|claim)", re.I)  # the prompts' 
 REVISION_HEAD_CHARS = 800  # the head of a changed source that declares no facts
 REVISION_NEW_CHARS = 1500  # a new source shown to a revision (a first report: at least as much)
 REVISION_OPENING = 500  # of which its opening (what the page is)
+REWORDING_WORDS = 5  # a rewritten passage adding fewer new words, no figure, says the same
 
 
 def quote_source(ev: Evidence, limit: int, text: str | None = None) -> str:
@@ -78,25 +81,44 @@ def revision_bundle(
     # additions are in the change lines already, so it keeps its one block.
     fresh = [e for e in new_evidence if e.marker not in shown]
     if fresh:
-        relevance = Relevance(topic)  # the topic embedded once for every page
-        for e in fresh:
-            text = excerpt(e.content, relevance, REVISION_NEW_CHARS, REVISION_OPENING)
-            parts.append(quote_source(e, len(text), text))
+        parts.append(new_sources(fresh, topic))
     return "\n\n".join(parts)
 
 
-def describe_change(c: EvidenceChange, shown: Collection[str] = ()) -> str:
+def new_sources(evidence: Sequence[Evidence], topic: str) -> str:
+    """Pages new to a section as quoted material: each page's opening and its
+    paragraphs closest to ``topic``, within REVISION_NEW_CHARS (``core.domain.excerpts``)."""
+    relevance = Relevance(topic)  # the topic embedded once for every page
+    parts = []
+    for e in evidence:
+        text = excerpt(e.content, relevance, REVISION_NEW_CHARS, REVISION_OPENING)
+        parts.append(quote_source(e, len(text), text))
+    return "\n\n".join(parts)
+
+
+def describe_change(
+    c: EvidenceChange, shown: Collection[str] = (), *, additions: bool = False
+) -> str:
     """A changed source as lines: its reasons, then each passage that was, is now, was
     added or removed — leaving out what the prompt says already (a pair a ``<claim>``
     block quotes, ``shown``: passages as ``one_line`` gives them; a line the reasons
-    quote or whose field change they name) and a pair that says the same words in other
-    markup ("PEP 563" → ":pep:`563`")."""
+    quote or whose field change they name), a pair that says the same words in other
+    markup ("PEP 563" → ":pep:`563`") and a passage of markup only (a link target).
+    ``additions``: for an extension, which only adds to a section whose every claim
+    still holds — what the page now says that it did not: no removed passage, no
+    rewording (:func:`_reworded`), no header field (its reasons and "declares:" line
+    say what matters of those)."""
     if c.kind == ChangeKind.GONE or c.new is None:
         return (
             f"Source [{c.marker}]: gone — the page no longer exists. Sentences citing "
             f"[{c.marker}] must drop that citation, and be removed if nothing else supports them."
         )
     lines = [f"Source [{c.marker}] ({one_line(c.new.title, 150)}): {c.kind}"]
+    header = (
+        {f.label.casefold() for b in header_blocks(c.new.content) for f in b.facts}
+        if additions
+        else set()
+    )
     said = [one_line(r, 200) for r in list(c.reasons)[:6]]
     if said:
         lines.append("  reasons: " + "; ".join(said))
@@ -106,6 +128,8 @@ def describe_change(c: EvidenceChange, shown: Collection[str] = ()) -> str:
         if not (claim.before and claim.after and any(one_line(claim.after) in p for p in shown))
         and not all(_said(line, said) for line in (claim.before, claim.after) if line)
         and not _restyled(claim)
+        and not _markup_only(claim)
+        and not (additions and (claim.after is None or _reworded(claim) or _field(claim, header)))
     ]
     for claim in fresh[:12]:
         if claim.before and claim.after:
@@ -115,6 +139,49 @@ def describe_change(c: EvidenceChange, shown: Collection[str] = ()) -> str:
         elif claim.before:
             lines.append(f'  - removed: "{one_line(claim.before)}"')
     return "\n".join(lines)
+
+
+def telling(changes: Sequence[EvidenceChange]) -> list[EvidenceChange]:
+    """The changes an extension is shown: all but a page that changed in words only
+    (not materially) and that adds nothing (``describe_change(additions=True)`` leaves
+    it no line) — a bibliography whose citation style moved, a reworded paragraph."""
+    return [
+        c
+        for c in changes
+        if c.kind != ChangeKind.CHANGED
+        or c.new is None
+        or "\n" in describe_change(c, additions=True)
+    ]
+
+
+def _field(claim: ClaimChange, header: Collection[str]) -> bool:
+    """Is the passage one of the page's header fields ("Discussions-To: …"; ``header``:
+    their labels, casefolded)? What a page declares is on its source's "declares:"
+    line, and a field whose change matters is in the reasons."""
+    field = field_of(_bare(claim.after or ""))
+    return field is not None and field[0].casefold() in header
+
+
+def _reworded(claim: ClaimChange) -> bool:
+    """Does the rewritten passage say what it said, in other words: the same figures,
+    dates and statuses (spelling fixes undone), and fewer than REWORDING_WORDS words of
+    prose it did not have ("parametrized" → "parameterized"; "state of" → "state
+    belonging to")?"""
+    before, after = claim.before or "", claim.after or ""
+    if not (before and after):
+        return False
+    after = undo_typo_fixes(before, after)
+    if material_tokens(before) != material_tokens(after):
+        return False
+    return sum((prose_words(after) - prose_words(before)).values()) < REWORDING_WORDS
+
+
+def _markup_only(claim: ClaimChange) -> bool:
+    """Is the changed passage markup only: no word of prose and no figure on either
+    side ("__ https://mypy-lang.org", a rule line, a link target)?"""
+    return not any(
+        prose_words(line) or material_tokens(line) for line in (claim.before, claim.after) if line
+    )
 
 
 def _restyled(claim: ClaimChange) -> bool:

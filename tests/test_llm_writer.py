@@ -48,6 +48,7 @@ def test_every_template_loads_with_matching_variables() -> None:
     names = sorted(p.stem for p in PROMPTS_DIR.glob("*.md") if p.stem != "README")
     assert names == [
         "extend_section",
+        "extend_sections",
         "judge_report",
         "plan_queries",
         "propose_outline",

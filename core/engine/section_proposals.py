@@ -50,6 +50,7 @@ from core.writers.base import (
     ClaimUpdate,
     Draft,
     EvidenceChange,
+    Extension,
     Writer,
     WriterFailed,
 )
@@ -96,6 +97,20 @@ class SectionCase:
         """Nothing for a writer to say: no claim to revise, no new page, no news."""
         return not self.updates and not self.new and not self.news
 
+    @property
+    def gains_only(self) -> bool:
+        """The writer only adds to it: no claim to revise and no cited page gone."""
+        return (
+            not self.quiet
+            and not self.updates
+            and all(c.kind != ChangeKind.GONE and c.new is not None for c in self.changes)
+        )
+
+    def extension(self) -> Extension:
+        return Extension(
+            self.section.heading, self.trimmed, self.changes, [f.evidence for f in self.new]
+        )
+
     def proposal(self, **fields: Any) -> SectionProposal:
         evidence = [evidence_row(c) for c in self.mine if c.kind != ChangeKind.UNCHANGED]
         return SectionProposal(
@@ -118,17 +133,40 @@ class SectionCase:
 
 
 def propose_section(
-    d: Drafting, section: Any, new: list[Found], order: int, plans: list[ClaimPlan]
+    d: Drafting, case: SectionCase, drafted: Draft | None = None
 ) -> SectionProposal:
-    """Keep, trim, revise, extend or remove one section (see the module's docstring)."""
-    case = section_case(d, section, new, order, plans)
+    """Keep, trim, revise, extend or remove one section (see the module's docstring).
+    ``drafted``: the writer's draft for it, already made with others' (``extend_together``)."""
     if case.quiet:
-        return _trimmed(d, case) if case.trimmed != section.body else _kept(d, case)
+        return _trimmed(d, case) if case.trimmed != case.section.body else _kept(d, case)
+    if drafted is not None:
+        return _from_draft(d, case, drafted)
     try:
         draft = _draft(d, case)
     except (WriterFailed, BudgetExceeded) as exc:
         return _writer_failed(d, case, exc)
     return _from_draft(d, case, draft)
+
+
+def extend_together(d: Drafting, cases: list[SectionCase]) -> dict[str, Draft]:
+    """section key → its draft, for the sections that only gain, asked of the writer at
+    once (``Writer.extend_sections``) when there are two or more: each request repeats the
+    rules, the question and the reply format. When the joint request fails, none is
+    returned, and each section is drafted on its own."""
+    gaining = [c for c in cases if c.gains_only]
+    if len(gaining) < 2:
+        return {}
+    writer = d.writer
+    try:
+        drafts = call_writer(
+            d.meter,
+            "revise",
+            writer.name,
+            lambda: writer.extend_sections(d.report.query, [c.extension() for c in gaining]),
+        )
+    except (WriterFailed, BudgetExceeded):
+        return {}
+    return {c.section.key: draft for c, draft in zip(gaining, drafts, strict=True)}
 
 
 def section_case(

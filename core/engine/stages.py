@@ -42,7 +42,12 @@ from core.engine.report_proposals import (
 from core.engine.review import commit_run, proposals_of
 from core.engine.run_context import RunContext
 from core.engine.section_evidence import check_claims, title_of
-from core.engine.section_proposals import Drafting, propose_section
+from core.engine.section_proposals import (
+    Drafting,
+    extend_together,
+    propose_section,
+    section_case,
+)
 from core.errors import EvergreenError
 from core.sources.registry import Providers
 from core.states import TEXT_CHANGES, Action, ChangeKind, RunStatus
@@ -286,6 +291,21 @@ def _propose_sections(u: Update, done: dict[str, SectionProposal]) -> None:
     assert u.plan is not None, "prune comes before propose"
     drafting = Drafting(u.report, u.run, u.meter, u.writer, u.by_marker, u.plan, budget_of(u.cfg))
     sections = u.sections
+    cases = {
+        section.key: section_case(
+            drafting,
+            section,
+            u.assigned.get(section.key, []),
+            k,
+            claims_of(u.session, section, u.cited),
+        )
+        for k, section in enumerate(sections)
+        if section.key not in done and section.key not in DERIVED_KEYS
+    }
+    gaining = sum(c.gains_only for c in cases.values())
+    if gaining > 1:
+        u.progress(f"extending {gaining} sections")
+    drafted = extend_together(drafting, list(cases.values()))
     for k, section in enumerate(sections):
         if section.key in done:
             u.proposals.append(done[section.key])
@@ -293,8 +313,7 @@ def _propose_sections(u: Update, done: dict[str, SectionProposal]) -> None:
         if section.key in DERIVED_KEYS:
             continue  # rebuilt from the other sections afterwards
         u.progress(f"writing section {k + 1}/{len(sections)}")
-        plans = claims_of(u.session, section, u.cited)
-        proposal = propose_section(drafting, section, u.assigned.get(section.key, []), k, plans)
+        proposal = propose_section(drafting, cases[section.key], drafted.get(section.key))
         u.session.add(proposal)
         u.proposals.append(proposal)
 

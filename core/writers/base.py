@@ -78,6 +78,17 @@ class ClaimUpdate:
 
 
 @dataclass(frozen=True)
+class Extension:
+    """A section that only gains: every claim it makes still holds and no source it
+    cites is gone; new pages arrived for it, or a page it cites says something new."""
+
+    heading: str
+    body: str
+    changes: Sequence[EvidenceChange] = ()
+    new_evidence: Sequence[Evidence] = ()
+
+
+@dataclass(frozen=True)
 class OutlineItem:
     heading: str
     level: int
@@ -134,6 +145,12 @@ class Writer(Protocol):
         """Revise ``old_body``: every sentence named in ``claims`` is rewritten to say what
         its new passages say (or dropped when they are gone); every other sentence stays
         byte-identical; new evidence is added where it fits."""
+        ...
+
+    def extend_sections(self, question: str, parts: Sequence[Extension]) -> list[Draft]:
+        """Each part's section with what its sources add after it (one draft per part,
+        in order), as ``revise_section`` would extend it; a writer that pays per request
+        asks once for all of them."""
         ...
 
     def summarise_change(self, title: str, change: EvidenceChange) -> str: ...

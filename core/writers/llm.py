@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,6 +51,7 @@ from core.writers.base import (
     Draft,
     Evidence,
     EvidenceChange,
+    Extension,
     OutlineItem,
     WriterFailed,
 )
@@ -60,6 +62,7 @@ from core.writers.prompt_material import (
     claim_passages,
     describe_change,
     describe_claim,
+    enclosed,
     new_sources,
     one_line,
     quote_source,
@@ -75,6 +78,7 @@ from core.writers.replies import (
     InvalidReply,
     OutlinePlan,
     QueryPlan,
+    SectionAdditions,
     SectionEdits,
     SectionText,
 )
@@ -325,37 +329,65 @@ class LlmWriter:
         they add and the section stands above it as it was, byte for byte. It is not sent
         back to be re-typed (a revision's reply was the whole section: as many output
         tokens as writing it) and cannot be altered by a model that was asked to keep it."""
-        changes = telling(changes)
-        if not changes and not new_evidence:  # what changed was markup: nothing to add
+        part = _Gain.of(question, Extension(heading, old_body, changes, new_evidence))
+        if part is None:  # what changed was markup: nothing to add
             return Draft(body=old_body, markers=cited_markers(old_body))
-        current = [c.new for c in changes if c.new is not None] + list(new_evidence)
-        fresh = {e.marker for e in current}
-        texts = {e.marker: e.content for e in current}
         notes: list[str] = []
-
-        def check(out: SectionText) -> Draft:
-            if not out.body.strip():
-                return Draft(body=old_body, markers=cited_markers(old_body), notes=[])
-            added = checked_draft(out.body, heading, fresh, set(), notes, require_cite=True)
-            # a sentence citing none of these sources restates the section, or nothing: it goes
-            cited = [sentence for _pos, sentence, _markers in cited_sentences(added.body)]
-            added = with_quotes(Draft(" ".join(cited), notes=added.notes), out.quotes, texts)
-            body = f"{old_body.rstrip()}\n\n{added.body}" if old_body.strip() else added.body
-            return Draft(body, cited_markers(body), added.notes, added.quotes)
-
         return self.ask(
             "extend_section",
             "writer",
             SectionText,
-            check,
+            lambda out: part.drafted(out.body, out.quotes, notes),
             question=question,
             heading=heading,
-            current=old_body.replace("</current_section", "&lt;/current_section") or "(empty)",
-            changes="\n\n".join(describe_change(c, additions=True) for c in changes)
-            or "(none: only new sources)",
-            sources=revision_bundle(changes, new_evidence, f"{heading}. {question}"),
-            source_ids=", ".join(str(m) for m in sorted(fresh)),
+            current=part.current_text,
+            changes=part.changes,
+            sources=part.sources,
+            source_ids=part.source_ids,
         )
+
+    def extend_sections(self, question: str, parts: Sequence[Extension]) -> list[Draft]:
+        """The sections that only gain, extended in one request: each section's rules,
+        question and reply format would otherwise be paid for once per section. Each
+        part is checked as ``_extend`` checks it (its own sources, quotes and allowed
+        ids); a reply that leaves a section out gets the repair round."""
+        out = [Draft(body=p.body, markers=cited_markers(p.body)) for p in parts]
+        gains = {i: g for i, p in enumerate(parts) if (g := _Gain.of(question, p)) is not None}
+        if len(gains) == 1:
+            ((i, _gain),) = gains.items()
+            p = parts[i]
+            out[i] = self._extend(question, p.heading, p.body, p.changes, p.new_evidence)
+            return out
+        if not gains:
+            return out
+        order = list(gains)  # the section with id n is parts[order[n - 1]]
+        notes: dict[int, list[str]] = {i: [] for i in order}
+
+        def check(reply: SectionAdditions) -> list[Draft]:
+            given = {a.section: a for a in reversed(reply.sections)}  # the first entry wins
+            missing = [n for n in range(1, len(order) + 1) if n not in given]
+            if missing:
+                raise InvalidReply(
+                    "no entry for section(s) " + ", ".join(map(str, missing)) + "; give one "
+                    'entry per section, with an empty "body" when it has nothing to add'
+                )
+            return [
+                gains[i].drafted(given[n].body, given[n].quotes, notes[i])
+                for n, i in enumerate(order, 1)
+            ]
+
+        drafts = self.ask(
+            "extend_sections",
+            "writer",
+            SectionAdditions,
+            check,
+            question=question,
+            sections="\n\n".join(gains[i].block(n) for n, i in enumerate(order, 1)),
+            count=len(order),
+        )
+        for i, draft in zip(order, drafts, strict=True):
+            out[i] = draft
+        return out
 
     def summarise_change(self, title: str, change: EvidenceChange) -> str:
         """One sentence for the reviewer. Outside a metered writer call (where the engine
@@ -420,6 +452,71 @@ class LlmWriter:
     def _bundle(self, docs: Sequence[Evidence]) -> str:
         per = max(1500, min(self.source_chars, self.bundle_chars // max(1, len(docs))))
         return "\n\n".join(quote_source(e, per) for e in docs)
+
+
+@dataclass(frozen=True)
+class _Gain:
+    """What one extension shows its model and what its reply may cite."""
+
+    question: str
+    part: Extension
+    shown: tuple[EvidenceChange, ...]  # the changes it tells (``telling``)
+
+    @classmethod
+    def of(cls, question: str, part: Extension) -> _Gain | None:
+        """None when there is nothing to add: no new source and no change that tells."""
+        shown = tuple(telling(part.changes))
+        return cls(question, part, shown) if shown or part.new_evidence else None
+
+    @property
+    def evidence(self) -> list[Evidence]:
+        return [c.new for c in self.shown if c.new is not None] + list(self.part.new_evidence)
+
+    @property
+    def changes(self) -> str:
+        return (
+            "\n\n".join(describe_change(c, additions=True) for c in self.shown)
+            or "(none: only new sources)"
+        )
+
+    @property
+    def sources(self) -> str:
+        p = self.part
+        return revision_bundle(self.shown, p.new_evidence, f"{p.heading}. {self.question}")
+
+    @property
+    def source_ids(self) -> str:
+        return ", ".join(str(m) for m in sorted({e.marker for e in self.evidence}))
+
+    @property
+    def current_text(self) -> str:
+        return enclosed(self.part.body) or "(empty)"
+
+    def block(self, n: int) -> str:
+        """The section as the ``extend_sections`` prompt shows it, with id ``n``."""
+        return (
+            f'<section id="{n}">\nSection heading: {enclosed(self.part.heading)}\n\n'
+            f"The section as it stands (kept as it is):\n<current_section>\n"
+            f"{self.current_text}\n</current_section>\n\n"
+            f"What changed in the sources it cites:\n\n{self.changes}\n\n"
+            f"Sources (changed and new ones):\n\n{self.sources}\n\n"
+            f"Allowed citation ids: {self.source_ids}.\n</section>"
+        )
+
+    def drafted(self, body: str, quotes: Sequence[Any], notes: list[str]) -> Draft:
+        """The section with the reply's paragraph after it, byte for byte as it was; a
+        sentence citing none of the shown sources restates the section, or nothing: it
+        goes."""
+        old = self.part.body
+        if not body.strip():
+            return Draft(body=old, markers=cited_markers(old), notes=[])
+        fresh = {e.marker for e in self.evidence}
+        texts = {e.marker: e.content for e in self.evidence}
+        added = checked_draft(body, self.part.heading, fresh, set(), notes, require_cite=True)
+        cited = [sentence for _pos, sentence, _markers in cited_sentences(added.body)]
+        added = with_quotes(Draft(" ".join(cited), notes=added.notes), quotes, texts)
+        whole = f"{old.rstrip()}\n\n{added.body}" if old.strip() else added.body
+        return Draft(whole, cited_markers(whole), added.notes, added.quotes)
 
 
 # -- module helpers ------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from core.writers.base import (
     Draft,
     Evidence,
     EvidenceChange,
+    Extension,
     OutlineItem,
     declared_news,
 )
@@ -176,6 +177,13 @@ class OfflineWriter:
                     paragraphs.append(" ".join(fresh))
         body = escape_heading_lines("\n\n".join(paragraphs))
         return Draft(body=body, markers=cited_markers(body))
+
+    def extend_sections(self, question: str, parts: Sequence[Extension]) -> list[Draft]:
+        # one section at a time: extracting costs no request
+        return [
+            self.revise_section(question, p.heading, p.body, p.changes, p.new_evidence)
+            for p in parts
+        ]
 
     def summarise_change(self, title: str, change: EvidenceChange) -> str:
         if change.kind == ChangeKind.GONE:

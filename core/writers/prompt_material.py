@@ -24,7 +24,7 @@ from core.domain.spelling_fixes import undo_typo_fixes
 from core.states import ChangeKind, ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
 
-_TAG = re.compile(r"<(/?)(source|current_section|claim)", re.I)  # the prompts' delimiters
+_TAG = re.compile(r"<(/?)(source|current_section|claim|section)", re.I)  # the prompts' delimiters
 
 REVISION_HEAD_CHARS = 800  # the head of a changed source that declares no facts
 REVISION_NEW_CHARS = 1500  # a new source shown to a revision (a first report: at least as much)
@@ -49,6 +49,12 @@ def quote_source(ev: Evidence, limit: int, text: str | None = None) -> str:
         f'<source id="{ev.marker}">\ntitle: {title}\nurl: {ev.url}\n{declares}---\n'
         f"{content}\n</source>"
     )
+
+
+def enclosed(text: str) -> str:
+    """Text to put between the prompts' delimiters: none of them can open or close
+    inside it."""
+    return _TAG.sub(r"&lt;\1\2", text)
 
 
 def one_line(text: str | None, limit: int = 400) -> str:

@@ -50,6 +50,23 @@ class SectionText(BaseModel):
         return usable_quotes(value)
 
 
+class SectionAddition(BaseModel):
+    section: int  # the section's id in the prompt
+    body: str
+    quotes: list[SentenceQuote] = Field(default_factory=list)
+
+    @field_validator("quotes", mode="before")
+    @classmethod
+    def _usable_quotes(cls, value: Any) -> list[Any]:
+        return usable_quotes(value)
+
+
+class SectionAdditions(BaseModel):
+    """What several sections gain, one entry per section (``extend_sections``)."""
+
+    sections: list[SectionAddition]
+
+
 def usable_quotes(value: Any) -> list[Any]:
     """Quotes are optional: a reply without them, or with a garbled one, still parses."""
     if not isinstance(value, list):

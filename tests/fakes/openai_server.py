@@ -6,10 +6,11 @@ quote each source's first sentence with its [id], and give that sentence as the 
 supporting it); a revision replaces each sentence named in a <claim> block with the
 block's "now:" passage, cited with the same id (and drops it when every passage is
 gone), and replies with those edits as the revise prompt asks; asked only to extend a
-section, it gives the new sources' paragraph. `script()` queues special replies for the
-next requests: malformed JSON, an empty reply, unknown citation ids, quotes no source
-contains (`bad_quotes`), no edits whatever the claims say (`ignore_claims`), an HTTP
-status (429 with Retry-After, 500, ...), or a reply slower than the client's timeout.
+section (or several at once), it gives the new sources' paragraph. `script()` queues
+special replies for the next requests: malformed JSON, an empty reply, unknown citation
+ids, quotes no source contains (`bad_quotes`), no edits whatever the claims say
+(`ignore_claims`), an HTTP status (429 with Retry-After, 500, ...), or a reply slower
+than the client's timeout.
 
 Usage accounting: tokens ≈ characters / 4 (the usual rule of thumb for English text with
 OpenAI's tokenisers), prompt = every message plus the response schema; cached tokens
@@ -35,6 +36,7 @@ SOURCE = re.compile(
     r'<source id="(\d+)">\ntitle: (.*?)\n(?:url: .*?\n)?(?:declares: .*?\n)?---\n(.*?)\n</source>',
     re.S,
 )
+SECTION = re.compile(r'<section id="(\d+)">\n(.*?)\n</section>', re.S)  # extend_sections
 DECLARES = re.compile(r'<source id="(\d+)">\n(?:[^\n]*\n){1,2}?declares: (.*?)\n---\n')
 STATUS = re.compile(r"\b(?:Status|Stage): [^;]+")
 SENTENCE = re.compile(r"[A-Z][^.!?\n]{30,300}[.!?]")
@@ -244,6 +246,16 @@ class FakeOpenAI:
             if kind == "bad_quotes":
                 quotes = [{**q, "quote": BAD_QUOTE} for q in quotes]
             return {"body": text, "quotes": quotes}
+        if schema == "SectionAdditions":  # several extensions at once: each on its own
+            entries = []
+            for n, block in SECTION.findall(user):
+                current = re.search(r"<current_section>\n(.*?)\n</current_section>", block, re.S)
+                mine = [(int(i), t, c) for i, t, c in SOURCE.findall(block)]
+                text, quotes = _added(current.group(1) if current else "", block, mine, unknown_ids)
+                if kind == "bad_quotes":
+                    quotes = [{**q, "quote": BAD_QUOTE} for q in quotes]
+                entries.append({"section": int(n), "body": text, "quotes": quotes})
+            return {"sections": entries}
         if schema == "RaceJudgement":
             # longer, better-cited reports score higher: deterministic and plausible
             def score(tag: str) -> dict[str, float]:

@@ -390,11 +390,11 @@ def _split(body: str) -> list[str]:
 def _added(
     body: str, user: str, sources: list[tuple[int, str, str]], unknown_ids: bool
 ) -> tuple[str, list[dict[str, Any]]]:
-    """What a revision would add after ``body`` (a changed source's new status or
-    passage, a sentence from each new source), without the section: (text, quotes)."""
-    edited, text, quotes = _revise(body, user, sources, unknown_ids)
-    if edited != body:  # the revision edited a sentence in place
-        return _new_paragraph(sources, unknown_ids)
+    """What a revision would add after ``body`` (a changed source's new status, a
+    sentence from each new source), without the section: (text, quotes). An extension
+    keeps the section as it stands, so what the revision would edit in place is not
+    made."""
+    _edited, text, quotes = _revise(body, user, sources, unknown_ids)
     return text, [q for q in quotes if q["sentence"] in text]
 
 

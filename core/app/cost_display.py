@@ -159,16 +159,18 @@ def headline(
 def writer_note(llm: bool, writer_calls: int, llm_calls: int) -> str:
     """What "writer calls" counts, for the configured writer."""
     calls = f"{writer_calls} writer call{'s' if writer_calls != 1 else ''}"
+    counted = (
+        "one per section the writer drafted or revised, one for all the sections it only "
+        "added to, and one per outline"
+    )
     if not llm:
         return (
-            f"{calls}: one per section the writer drafted or revised (and per outline). "
-            "The offline writer is extractive — it picks sentences from the sources — so it "
-            "makes no LLM calls and spends no tokens or $."
+            f"{calls}: {counted}. The offline writer is extractive — it picks sentences "
+            "from the sources — so it makes no LLM calls and spends no tokens or $."
         )
     return (
-        f"{calls}: one per section the writer drafted or revised (and per outline); they "
-        f"made {llm_calls} LLM call{'s' if llm_calls != 1 else ''} (retries and checks "
-        "included)."
+        f"{calls}: {counted}; they made {llm_calls} LLM call{'s' if llm_calls != 1 else ''} "
+        "(retries and checks included)."
     )
 
 

@@ -198,7 +198,8 @@ def run_costs(session: Session, run_id: int) -> dict[str, Any]:
     totals = run_cost(session, run.id)
     totals["writer_calls"] = int((run.summary or {}).get("writer_calls", 0))
     scratch = scratch_for_run(session, run)
-    llm = writer_is_llm(session, run.report_id)
+    # the run's own calls say which writer it had; the report's setting, what it has now
+    llm = int(totals.get("llm_calls", 0)) > 0 or writer_is_llm(session, run.report_id)
     fields = visible_fields(llm, totals, scratch["totals"])
     return {
         "stages": stages,

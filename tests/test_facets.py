@@ -81,7 +81,6 @@ def test_things_a_question_joins_with_and_before_of_are_facets() -> None:
         "technologies grid battery storage",
         "policies grid battery storage",
     ]
-    assert all(f.aspect for f in facets)
     facets = facets_of("What are the costs, risks and benefits of offshore wind in the North Sea?")
     assert [(f.name, f.query) for f in facets][2] == (
         "Benefits",
@@ -92,9 +91,6 @@ def test_things_a_question_joins_with_and_before_of_are_facets() -> None:
         ("Countries", "countries facial recognition"),
         ("Penalties", "penalties facial recognition"),
     ]
-    assert not any(
-        f.aspect for f in facets_of("What are the Python packaging standards (wheels, lock files)?")
-    )
 
 
 def test_one_thing_asked_about_or_a_vague_one_is_no_facet() -> None:
@@ -107,19 +103,18 @@ def test_one_thing_asked_about_or_a_vague_one_is_no_facet() -> None:
         assert facets_of(question) == [], question
 
 
-def test_aspects_are_assigned_by_what_a_page_leans_to() -> None:
-    """Every aspect's query holds the whole subject, so a page about the subject scores
-    high on all of them. Standardised over the pages alone, the chemistry page goes to
-    "policies", whose scores run low for every page; relative to its own scores it is
-    about technologies."""
+def test_pages_go_to_the_facet_they_lean_to_not_away_from_a_crowded_one() -> None:
+    """Every facet's query holds the question's subject, so a page about the subject
+    scores high on all of them. Standardised over the pages alone, the chemistry page
+    would go to "policies", whose scores run low for every page; relative to its own
+    scores it is about technologies."""
     scores = {  # (costs, technologies, policies)
         "chemistry": [0.49, 0.59, 0.46],
         "cells": [0.48, 0.57, 0.32],
         "index": [0.25, 0.26, 0.28],
         "webinar": [0.31, 0.26, 0.27],
     }
-    assert assign(list(scores), scores)["chemistry"] == 2
-    assert assign(list(scores), scores, aspects=True)["chemistry"] == 1
+    assert assign(list(scores), scores)["chemistry"] == 1
 
 
 def test_headings_keep_identifiers_and_acronyms() -> None:

@@ -7,7 +7,7 @@ for the whole question finds the pages that share most of its words, not the pag
 each part). A question names its facets as a list: after a colon, or in parentheses,
 items separated by commas or semicolons. Without a list, it may name them in prose: "What
 are the costs and technologies of grid battery storage, and which policies apply?" asks
-about three aspects of grid battery storage (``Facet.aspect``). Without either — "How is
+about three aspects of grid battery storage. Without either — "How is
 static typing in Python evolving?" — the question has no named facets and the report's
 themes come from its sources instead.
 
@@ -44,9 +44,6 @@ class Facet:
     name: str
     query: str
     markers: tuple[int, ...] = field(default=())
-    #: an aspect of the question's subject, named by a common noun in its prose ("the
-    #: costs and technologies of grid battery storage"), not a listed part of it
-    aspect: bool = False
 
 
 def _top_level_split(text: str, seps: str = ",;") -> list[str]:
@@ -180,12 +177,12 @@ def facets_of(question: str) -> list[Facet]:
     text = " ".join(question.split())
     found = _after_colon(text) or _parenthesised(text)
     if found is None:
-        return _facets(*_coordinated(text), aspect=True)
+        return _facets(*_coordinated(text))
     listed, rest = found
     return _facets([_clean_item(i) for i in _top_level_split(listed)], subject_of(rest))
 
 
-def _facets(items: list[str], subject: str, *, aspect: bool = False) -> list[Facet]:
+def _facets(items: list[str], subject: str) -> list[Facet]:
     out: list[Facet] = []
     seen: set[str] = set()
     for item in items:
@@ -194,7 +191,7 @@ def _facets(items: list[str], subject: str, *, aspect: bool = False) -> list[Fac
             continue
         seen.add(name.casefold())
         query = " ".join(part for part in (subject_of(item), subject) if part)
-        out.append(Facet(name, query, aspect=aspect))
+        out.append(Facet(name, query))
     return out[:MAX_FACETS]
 
 

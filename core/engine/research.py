@@ -141,8 +141,7 @@ def _choose(r: Research) -> tuple[Relevance, float]:
         )
     r.chosen = chosen
     r.evidence = _pool(r.session, r.report, r.run, {u: pages[u] for u in chosen}, r.as_of)
-    aspects = any(f.aspect for f in r.facets)
-    r.outline = _planned_outline(r, assign(chosen, per_facet, aspects=aspects))
+    r.outline = _planned_outline(r, assign(chosen, per_facet))
     return relevance, choice_floor(scores, len(pages), limit)  # section pages: the same bar
 
 

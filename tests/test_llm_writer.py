@@ -355,3 +355,23 @@ def test_a_new_section_of_an_update_reads_each_page_briefly(fake: FakeOpenAI) ->
     assert "20 percent less" not in first and "Milestone 70 " in first
     assert "20 percent less" in brief and "Storage programme overview." in brief
     assert len(brief) < len(first) / 2
+
+
+def test_a_stray_backtick_does_not_turn_the_citations_after_it_into_code(
+    fake: FakeOpenAI,
+) -> None:
+    """A sentence quoted from inside a code span opens one that the next backtick closes:
+    the sentences between, and their citations, would be code, cited to no one, and
+    never re-checked by an update."""
+    body = (
+        "Prices), which sets the average installed price [3]. Flow batteries last long [5]. "
+        "Vanadium flow batteries store energy in `tanks` [5]."
+    ).replace("Prices)", "Prices`)")
+    quotes = [
+        {"sentence": "Flow batteries last long [5].", "source_id": 5, "quote": "Flow battery"},
+    ]
+    fake.script(Step("ok", content={"body": body, "quotes": quotes}))
+    draft = make_writer(fake).write_section(QUESTION, "Costs", EV)
+    assert draft.body.startswith("Prices), which sets")
+    assert "`tanks`" in draft.body
+    assert draft.markers == [3, 5] and cited_markers(draft.body) == [3, 5]

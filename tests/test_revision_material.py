@@ -141,3 +141,16 @@ def test_change_lines_leave_out_a_field_change_or_a_drop_the_reasons_name() -> N
     assert 'was: "Status: Draft"' not in lines and "removed:" not in lines
     assert 'was: "Python-Version: 3.11"' in lines  # the reason names another old value
     assert 'now: "Author: Ann, Bob"' in lines
+
+
+def test_a_passage_the_page_repeats_is_one_line() -> None:
+    """A schedule table adds "Security fixes only" in two rows: the writer reads it once,
+    and the repeat does not take the place of another passage."""
+    repeated = ClaimChange(None, "Security fixes only")
+    others = [ClaimChange(None, f"3.3.{n} final: September {n}, 2017") for n in range(1, 13)]
+    change = EvidenceChange(
+        5, "material", (repeated, repeated, *others), (), page(5, "Widget 3.3", SCHEDULE)
+    )
+    text = describe_change(change)
+    assert text.count("Security fixes only") == 1
+    assert text.count("  - added:") == 12 and "3.3.11 final" in text

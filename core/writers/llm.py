@@ -305,7 +305,8 @@ class LlmWriter:
             current=old_body.replace("</current_section", "&lt;/current_section"),
             claims="\n\n".join(describe_claim(u) for u in claims) or "(none)",
             changes="\n\n".join(
-                describe_change(c, claim_passages(claims, c.marker)) for c in changes
+                describe_change(c, claim_passages(claims, c.marker), additions=True)
+                for c in changes
             )
             or "(none: only new sources)",
             sources=(

@@ -29,6 +29,7 @@ _TAG = re.compile(r"<(/?)(source|current_section|claim|section)", re.I)  # the p
 REVISION_HEAD_CHARS = 800  # the head of a changed source that declares no facts
 REVISION_NEW_CHARS = 1500  # a new source shown to a revision (a first report: at least as much)
 REVISION_OPENING = 500  # of which its opening (what the page is)
+CHANGE_LINES = 12  # changed passages a source shows at most
 REWORDING_WORDS = 5  # a rewritten passage adding fewer new words, no figure, says the same
 
 
@@ -137,14 +138,17 @@ def describe_change(
         and not _markup_only(claim)
         and not (additions and (claim.after is None or _reworded(claim) or _field(claim, header)))
     ]
-    for claim in fresh[:12]:
+    listed: list[str] = []  # a line the page repeats (a table's "Security fixes only") once
+    for claim in fresh:
         if claim.before and claim.after:
-            lines.append(f'  - was: "{one_line(claim.before)}"\n    now: "{one_line(claim.after)}"')
+            line = f'  - was: "{one_line(claim.before)}"\n    now: "{one_line(claim.after)}"'
         elif claim.after:
-            lines.append(f'  - added: "{one_line(claim.after)}"')
-        elif claim.before:
-            lines.append(f'  - removed: "{one_line(claim.before)}"')
-    return "\n".join(lines)
+            line = f'  - added: "{one_line(claim.after)}"'
+        else:
+            line = f'  - removed: "{one_line(claim.before)}"'
+        if line not in listed:
+            listed.append(line)
+    return "\n".join(lines + listed[:CHANGE_LINES])
 
 
 def telling(changes: Sequence[EvidenceChange]) -> list[EvidenceChange]:

@@ -50,15 +50,10 @@ class SectionText(BaseModel):
         return usable_quotes(value)
 
 
-class SectionAddition(BaseModel):
-    section: int  # the section's id in the prompt
-    body: str
-    quotes: list[SentenceQuote] = Field(default_factory=list)
+class SectionAddition(SectionText):
+    """One section's entry in a joint extension: its id in the prompt, its paragraph."""
 
-    @field_validator("quotes", mode="before")
-    @classmethod
-    def _usable_quotes(cls, value: Any) -> list[Any]:
-        return usable_quotes(value)
+    section: int
 
 
 class SectionAdditions(BaseModel):

@@ -7,9 +7,9 @@ for the whole question finds the pages that share most of its words, not the pag
 each part). A question names its facets as a list: after a colon, or in parentheses,
 items separated by commas or semicolons. Without a list, it may name them in prose: "What
 are the costs and technologies of grid battery storage, and which policies apply?" asks
-about three aspects of grid battery storage. Without either — "How is
-static typing in Python evolving?" — the question has no named facets and the report's
-themes come from its sources instead.
+about three aspects of grid battery storage. Without either — "How is static typing in
+Python evolving?" — the question has no named facets and the report's themes come from
+its sources instead.
 
 A facet keeps the question's *subject* (the question with the list taken out, its
 interrogative and auxiliary words dropped) for searching and scoring: "build backends"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from core.domain.citations import cited_markers
 from core.domain.sentences import name_page, refers_back, self_reference
 from core.states import ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence
-from core.writers.offline import OfflineWriter
+from core.writers.offline import OfflineWriter, _cite
 
 QUESTION = "Which companies operate grid battery storage, and how large are they?"
 PAGE = (
@@ -398,3 +399,16 @@ def test_a_demonstrative_further_in_comes_with_its_sentence_and_one_of_a_set_alo
     assert "welcomed this provision" in body
     assert body.index("repurposed for second life") < body.index("welcomed this provision")
     assert "One casualty" not in body  # it opens a paragraph: nothing before it to bring
+
+
+def test_a_sentence_that_begins_inside_a_code_span_keeps_its_citation() -> None:
+    """Quoted from the middle of a code span, a sentence carries one backtick: left in, it
+    would turn its own citation and the sentences after it into code."""
+    text = " ".join(
+        [
+            _cite("MaxInt`), which is an artificial limitation of the old model.", 8),
+            _cite("A collection's `Index` can be any `Comparable` type.", 10),
+        ]
+    )
+    assert cited_markers(text) == [8, 10]
+    assert "`Index`" in text and "MaxInt)" in text

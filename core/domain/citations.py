@@ -40,6 +40,7 @@ __all__ = [
     "MAX_RANGE",
     "Citation",
     "cited_markers",
+    "closed_code_spans",
     "find_citations",
     "format_citation",
     "install",
@@ -255,3 +256,43 @@ def renumber_citations(text: str, numbers: Mapping[int, int]) -> str:
         return format_citation(mapped)
 
     return rewrite_citations(text, renumber)
+
+
+#: where a cited sentence ends: its citation groups and its full stop
+_CITED_END = re.compile(rf"(?:{GROUP})+[.!?]?(?=\s|$)")
+_TICKS = re.compile(r"`+")
+
+
+def closed_code_spans(text: str) -> str:
+    """``text`` with each sentence's stray backticks dropped. A sentence quoted from inside
+    a code span ("MaxInt`), which is an artificial limitation [8].") opens one that the
+    next backtick closes, sentences later: everything between, citations included, is
+    code to the renderer and to the citation grammar, so those sentences would cite
+    nothing a reader can follow or an update re-checks. Each stretch up to a sentence's
+    citations is read on its own: a backtick run no run of the same length closes is
+    dropped. Fenced code is left alone."""
+    out = []
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")) or "`" not in line:
+            out.append(line)
+            continue
+        pieces, pos = [], 0
+        for m in _CITED_END.finditer(line):
+            pieces.append(_balanced(line[pos : m.end()]))
+            pos = m.end()
+        pieces.append(_balanced(line[pos:]))
+        out.append("".join(pieces))
+    return "\n".join(out)
+
+
+def _balanced(chunk: str) -> str:
+    """``chunk`` without the backtick run that opens a code span nothing closes."""
+    opening: re.Match[str] | None = None
+    for run in _TICKS.finditer(chunk):
+        if opening is None:
+            opening = run
+        elif len(run.group()) == len(opening.group()):
+            opening = None
+    if opening is None:
+        return chunk
+    return chunk[: opening.start()] + chunk[opening.end() :]

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from core.domain.citations import cited_markers
+from core.domain.citations import cited_markers, closed_code_spans
 from core.domain.declared_fields import stated_fields
 from core.domain.facets import Facet, subject_of
 from core.domain.keyfacts import header_fields
@@ -222,7 +222,10 @@ def _lines(ev: Evidence, sentences: list[str]) -> list[str]:
 
 
 def _cite(sentence: str, marker: int) -> str:
-    """``Sentence [n].`` — the marker inside the sentence, before its final stop."""
+    """``Sentence [n].`` — the marker inside the sentence, before its final stop; a
+    backtick the sentence leaves open (it began inside a code span of its page) dropped,
+    or the citation and the sentences after it would read as code."""
+    sentence = closed_code_spans(sentence)
     if sentence[-1:] in ".!?":
         return f"{sentence[:-1]} [{marker}]{sentence[-1]}"
     return f"{sentence} [{marker}]"

@@ -12,9 +12,9 @@ import re
 from collections.abc import Sequence
 
 from core.domain.citations import (
-    GROUP,
     Citation,
     cited_markers,
+    closed_code_spans,
     format_citation,
     rewrite_citations,
 )
@@ -56,46 +56,6 @@ def clean_body(body: str, heading: str) -> str:
         text = text[m.end() :]
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     return escape_heading_lines(closed_code_spans(text))
-
-
-#: where a cited sentence ends: its citation groups and its full stop
-_CITED_END = re.compile(rf"(?:{GROUP})+[.!?]?(?=\s|$)")
-_TICKS = re.compile(r"`+")
-
-
-def closed_code_spans(text: str) -> str:
-    """``text`` with each sentence's stray backticks dropped. A sentence quoted from inside
-    a code span ("MaxInt`), which is an artificial limitation [8].") opens one that the
-    next backtick closes, sentences later: everything between, citations included, is
-    code to the renderer and to the citation grammar, so those sentences would cite
-    nothing a reader can follow or an update re-checks. Each stretch up to a sentence's
-    citations is read on its own: a backtick run no run of the same length closes is
-    dropped. Fenced code is left alone."""
-    out = []
-    for line in text.split("\n"):
-        if line.lstrip().startswith(("```", "~~~")) or "`" not in line:
-            out.append(line)
-            continue
-        pieces, pos = [], 0
-        for m in _CITED_END.finditer(line):
-            pieces.append(_balanced(line[pos : m.end()]))
-            pos = m.end()
-        pieces.append(_balanced(line[pos:]))
-        out.append("".join(pieces))
-    return "\n".join(out)
-
-
-def _balanced(chunk: str) -> str:
-    """``chunk`` without the backtick run that opens a code span nothing closes."""
-    opening: re.Match[str] | None = None
-    for run in _TICKS.finditer(chunk):
-        if opening is None:
-            opening = run
-        elif len(run.group()) == len(opening.group()):
-            opening = None
-    if opening is None:
-        return chunk
-    return chunk[: opening.start()] + chunk[opening.end() :]
 
 
 def checked_draft(

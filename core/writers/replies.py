@@ -50,9 +50,9 @@ class SectionText(BaseModel):
         return usable_quotes(value)
 
 
+# One section's entry in a joint extension: its id in the prompt, its paragraph. (No
+# docstring: pydantic would send it with the JSON schema, in every request.)
 class SectionAddition(SectionText):
-    """One section's entry in a joint extension: its id in the prompt, its paragraph."""
-
     section: int
 
 

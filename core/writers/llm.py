@@ -31,6 +31,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -461,29 +462,28 @@ class _Gain:
 
     question: str
     part: Extension
-    shown: tuple[EvidenceChange, ...]  # the changes it tells (``telling``)
+    told: tuple[tuple[EvidenceChange, str], ...]  # the changes it tells, with their lines
 
     @classmethod
     def of(cls, question: str, part: Extension) -> _Gain | None:
         """None when there is nothing to add: no new source and no change that tells."""
-        shown = tuple(telling(part.changes))
-        return cls(question, part, shown) if shown or part.new_evidence else None
+        told = tuple(telling(part.changes))
+        return cls(question, part, told) if told or part.new_evidence else None
 
-    @property
+    @cached_property
     def evidence(self) -> list[Evidence]:
-        return [c.new for c in self.shown if c.new is not None] + list(self.part.new_evidence)
+        shown = [c.new for c, _text in self.told if c.new is not None]
+        return shown + list(self.part.new_evidence)
 
     @property
     def changes(self) -> str:
-        return (
-            "\n\n".join(describe_change(c, additions=True) for c in self.shown)
-            or "(none: only new sources)"
-        )
+        return "\n\n".join(text for _c, text in self.told) or "(none: only new sources)"
 
     @property
     def sources(self) -> str:
         p = self.part
-        return revision_bundle(self.shown, p.new_evidence, f"{p.heading}. {self.question}")
+        shown = [c for c, _text in self.told]
+        return revision_bundle(shown, p.new_evidence, f"{p.heading}. {self.question}")
 
     @property
     def source_ids(self) -> str:

@@ -151,16 +151,16 @@ def describe_change(
     return "\n".join(lines + listed[:CHANGE_LINES])
 
 
-def telling(changes: Sequence[EvidenceChange]) -> list[EvidenceChange]:
-    """The changes an extension is shown: all but a page that changed in words only
-    (not materially) and that adds nothing (``describe_change(additions=True)`` leaves
-    it no line) — a bibliography whose citation style moved, a reworded paragraph."""
+def telling(changes: Sequence[EvidenceChange]) -> list[tuple[EvidenceChange, str]]:
+    """The changes an extension is shown, each with its lines
+    (``describe_change(additions=True)``): all but a page that changed in words only (not
+    materially) and that adds nothing (no line but its own) — a bibliography whose
+    citation style moved, a reworded paragraph."""
+    described = [(c, describe_change(c, additions=True)) for c in changes]
     return [
-        c
-        for c in changes
-        if c.kind != ChangeKind.CHANGED
-        or c.new is None
-        or "\n" in describe_change(c, additions=True)
+        (c, text)
+        for c, text in described
+        if c.kind != ChangeKind.CHANGED or c.new is None or "\n" in text
     ]
 
 

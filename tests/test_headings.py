@@ -81,13 +81,22 @@ def test_a_part_heading_after_two_pages_it_no_longer_cites_is_made_again() -> No
     assert still.heading == "Type Hints: User-Defined Type Guards"  # its part is cited
 
 
-def test_a_facet_root_is_never_renamed() -> None:
+def test_a_facet_root_is_never_renamed_but_its_part_is() -> None:
+    """The Swift macro report kept "Macro system: Package Manager Resources" over its
+    expression-macro pages once that page had left: the facet stays, the part follows."""
     titles = {**TITLES, 7: "Wheels"}
     named = {t.casefold() for t in titles.values()}
     part = proposal("Wheels: User Defined (with) Statements", GUARDS)
     whole = proposal("Wheels", GUARDS, key="s2")
     retitle_stale([part, whole], named, titles, {}, keep={"wheels"})
-    assert part.heading == "Wheels: User Defined (with) Statements" and whole.heading == "Wheels"
+    assert part.heading == "Wheels: Type Guards" and whole.heading == "Wheels"
+    assert "Renamed from “Wheels: User Defined (with) Statements”" in part.rationale
+    lone = proposal("Wheels: User Defined (with) Statements", "TypeIs [4].", key="s3")
+    retitle_stale([lone], named, titles, {}, keep={"wheels"})
+    assert lone.heading == "Wheels: Narrowing types with TypeIs"
+    kept = proposal("Wheels: Stricter Type Guards", GUARDS, key="s4")  # its page is cited
+    retitle_stale([kept], named, titles, {}, keep={"wheels"})
+    assert kept.heading == "Wheels: Stricter Type Guards" and not kept.rationale
     retitle_stale([whole], named, titles, {})  # a page's title, not a facet: renamed
     assert whole.heading == "Type Guards"
 

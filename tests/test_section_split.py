@@ -193,15 +193,25 @@ def test_a_new_page_the_budget_cuts_is_named_by_its_title() -> None:
     ]
 
 
+DRAWINGS = (
+    "Volunteers sketched the widget mascot owl in pencil before the conference shirts. "
+    "The owl drawings of the widget mascot hang in the community's conference hall. "
+)
+
+
 def _crowded_report(tmp_path: Path) -> int:
-    """A report at its ``max_sections`` (no facets in its question: any section may give
-    way), and three new signing pages after it."""
-    _widget_corpus(tmp_path, _page("mascot", "2024-01-01", "Widget mascot", MASCOT))
+    """A report at its ``max_sections``, two themes (no facets in its question: any
+    section may give way), and three new signing pages after it."""
+    _widget_corpus(
+        tmp_path,
+        _page("mascot", "2024-01-01", "Widget mascot owl", MASCOT),
+        _page("drawings", "2024-01-01", "Widget mascot owl drawings", DRAWINGS),
+    )
     made = create_report(
         "How is the Widget packaging format evolving?",
         as_of=parse_as_of("2024-02-01"),
         source="corpus:ws",
-        settings={"max_section_words": 50, "max_sections": 3},
+        settings={"max_section_words": 50, "max_sections": 2},
     )
     return int(made["report_id"])
 

@@ -53,7 +53,11 @@ def _stale_names(heading: str, named: set[str], cites: set[str], keep: set[str])
     if len(h.split()) >= 2 and _within(h, named) and not _within(h, cites):
         return True  # a phrase of pages' titles ("Extension Modules"), none of them cited
     root, sep, part = h.partition(": ")
-    if not sep or root in keep or root not in named:
+    if not sep:
+        return False
+    if root in keep:  # a facet's part: the facet stays, the part may be named after a page
+        return part in named and part not in cites
+    if root not in named:
         return False
     return root not in cites and part not in cites
 
@@ -76,7 +80,9 @@ def retitle_stale(
     no part the title of one it cites, a heading made from the titles of the pages it
     cites now (``titles``: marker → title; ``scores``: marker → relevance, the update's
     plan); unless that heading is another section's already. ``keep``: headings never
-    renamed, as wholes or as roots (the question's facets, casefolded)."""
+    renamed, as wholes or as roots (the question's facets, casefolded): a facet's part
+    keeps its facet and is named again ("Macro system: Package Manager Resources" over
+    expression-macro pages once that page had left)."""
     taken = {p.heading.casefold() for p in proposals}
     for p in proposals:
         if p.action not in (Action.REVISE, Action.EXTEND) or p.key in DERIVED_KEYS:
@@ -95,6 +101,10 @@ def retitle_stale(
         # relevant page's title: a list of title words ("Access, extension and module") names
         # nothing an analyst would look for
         heading = shared_phrase([clean_inline(t) for t in mine]) or short_title(mine[0])
+        root, sep, _part = p.heading.partition(": ")
+        if sep and root.strip().casefold() in keep:  # a facet's part: "Facet: new part"
+            part = shared_phrase([clean_inline(t) for t in mine]) or part_title(mine[0])
+            heading = f"{root}: {part}" if part.casefold() != root.casefold() else root
         if heading.casefold() in taken:
             continue
         p.rationale = (

@@ -12,7 +12,7 @@ from core.domain.placement import place
 from core.domain.prune import merge_repeats
 from core.domain.relevance import Relevance
 from core.domain.report_state import SectionDoc, make_section_keys
-from core.domain.text import terms
+from core.domain.text import clean_inline, terms
 from core.engine.costs import CostMeter
 from core.engine.discovery import PAGE_TEXT
 from core.engine.draft_check import check_draft
@@ -32,7 +32,7 @@ from core.engine.section_evidence import found_row
 from core.states import Action, ChangeKind, Decision
 from core.store.models import Report, SectionProposal, UpdateRun
 from core.writers.base import BudgetExceeded, Evidence, OutlineItem, Writer, WriterFailed
-from core.writers.outline_clusters import part_title
+from core.writers.outline_clusters import part_title, shared_phrase
 
 
 def propose_added(
@@ -120,15 +120,20 @@ def part_heading(parent: str, cluster: str, pages: list[Evidence], question: str
     before ": "), as "Parent: part". The part is the ``cluster`` heading the outline gave
     the pages when it is a phrase that says something the parent and the question do
     not (two content words or more, not a list of title words like "Add, property and
-    swift"); otherwise the most relevant page's title, its first clause, whole: words
-    it shares with the parent are often half of a compound ("Task Naming", "Freestanding
-    Declaration Macros"). A lone word ("Wheel" under "Wheels") names no part of
-    anything."""
+    swift"); else a phrase two of the pages' titles share that says a word more than the
+    parent and the question ("Type Parameter" from "Type Parameter Syntax" and "Type
+    Defaults for Type Parameters"); otherwise the most relevant page's title, its first
+    clause, whole: words it shares with the parent are often half of a compound ("Task
+    Naming", "Freestanding Declaration Macros"). A lone word ("Wheel" under "Wheels")
+    names no part of anything."""
     root = parent.split(": ", 1)[0]
     said = set(terms(root)) | set(terms(question))
     listed = _WORD_LIST.fullmatch(cluster) is not None
     if not listed and len([t for t in terms(cluster) if t not in said]) >= 2:
         return f"{root}: {cluster}"
+    shared = shared_phrase([clean_inline(page.title) for page in pages])
+    if shared and any(t not in said for t in terms(shared)):  # "Type Parameter"
+        return f"{root}: {shared}"
     for page in sorted(pages, key=lambda e: (e.rank, e.marker)):
         title = part_title(page.title)
         if title and title.casefold() != root.casefold():  # never "Async/await: Async/await"

@@ -1,0 +1,70 @@
+"""The offline outline of a question that names no parts: sections are themes its pages
+share, never one page's title (``core.writers.outline_clusters.themed``). A typing report
+created as of 2016 had, beside "Type Hints", sections named "Syntax for Delegating to a
+Subgenerator" and "Python 3.3 Release Schedule", which it kept for years."""
+
+from __future__ import annotations
+
+from core.engine.report_proposals import part_heading
+from core.writers.base import Evidence
+from core.writers.offline import OfflineWriter
+from core.writers.outline_clusters import shared_phrase
+
+QUESTION = "How is static typing in Python evolving, and what is still open?"
+
+HINTS = (
+    "Type hints add annotations for static type checkers. Type checkers read the "
+    "annotations of functions and variables; a type checker reports errors before runtime."
+)
+
+
+def ev(marker: int, title: str, content: str) -> Evidence:
+    return Evidence(marker, f"https://example.org/{marker}", title, content, rank=marker)
+
+
+PAGES = [
+    ev(1, "Type Hints", HINTS),
+    ev(2, "The Theory of Type Hints", HINTS + " Gradual typing relates static and dynamic."),
+    ev(3, "Literature Overview for Type Hints", HINTS + " Other languages have type hints."),
+    ev(4, "Syntax for Variable Annotations", HINTS + " Variables get annotations too."),
+    ev(5, "Syntax for Delegating to a Subgenerator", "A generator may delegate to another."),
+    ev(6, "Python 3.3 Release Schedule", "The release schedule for Python 3.3 is as follows."),
+    ev(7, "Extension Module Initialization", "Extension modules initialise their state."),
+]
+
+
+def test_pages_that_share_no_theme_join_the_nearest_one_and_no_heading_is_a_title() -> None:
+    outline = OfflineWriter().propose_outline(QUESTION, PAGES, max_sections=6)
+    assert [item.heading for item in outline] == ["Type Hints"]  # what four titles share
+    assert sorted(m for item in outline for m in item.markers) == [p.marker for p in PAGES]
+
+
+def test_pages_that_share_no_theme_at_all_keep_their_clusters() -> None:
+    """With no theme to join, a page's title is still the best name there is."""
+    loose = [PAGES[4], PAGES[5], PAGES[6]]
+    outline = OfflineWriter().propose_outline(QUESTION, loose, max_sections=6)
+    assert sorted(m for item in outline for m in item.markers) == [5, 6, 7]
+    assert len(outline) >= 2
+
+
+def test_titles_share_a_phrase_whatever_its_words_plural() -> None:
+    assert shared_phrase(["Type Parameter Syntax", "Type Defaults for Type Parameters"]) == (
+        "Type Parameter"
+    )
+    assert shared_phrase(["Type Parameter Syntax", "Callable Type Syntax"]) is None
+
+
+def test_a_part_is_named_by_a_phrase_its_pages_share() -> None:
+    """A part of "Type Hints" holding the type-parameter pages was named after the buffer
+    protocol's page, the most relevant of them."""
+    pages = [
+        ev(1, "Making the buffer protocol accessible in Python", ""),
+        ev(2, "Type Parameter Syntax", ""),
+        ev(3, "Type Defaults for Type Parameters", ""),
+    ]
+    assert part_heading("Type Hints", "Buffer", pages, QUESTION) == "Type Hints: Type Parameter"
+    # a phrase that says nothing the parent does not: the best page's title
+    hints = [pages[0], ev(4, "Type Hints for Python", ""), ev(5, "Type Hints in Stubs", "")]
+    assert part_heading("Type Hints", "Buffer", hints, QUESTION) == (
+        "Type Hints: Making the buffer protocol accessible in Python"
+    )

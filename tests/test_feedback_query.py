@@ -13,7 +13,7 @@ from core.domain.feedback_query import MIN_CITED, feedback_query
 from core.engine import discovery
 from core.engine.creation import create_report
 from core.engine.update import update_report
-from core.sources.corpus import add_corpus
+from core.sources.corpus import Corpus, add_corpus
 from core.store.db import session_scope
 from core.store.models import Snapshot, Source
 from tests.conftest import write_jsonl
@@ -48,6 +48,28 @@ def test_words_are_spelled_as_the_pages_write_them() -> None:
 def test_too_few_cited_pages_say_nothing() -> None:
     assert feedback_query(TYPING[: MIN_CITED - 1], OTHERS) == ""
     assert feedback_query(TYPING, []) != ""  # no pool beyond the cited pages: still words
+
+
+def test_the_fields_a_page_declares_are_not_its_topic() -> None:
+    """Old PEPs carry "Content-Type: text/x-rst" and "Last-Modified" lines, and every
+    page names its authors: the typing report's words were "rst revision date modified"
+    and "jelle zijlstra" before header blocks were left out."""
+    header = "PEP: 1\nAuthor: Jelle Zijlstra\nContent-Type: text/x-rst\nStatus: Final\n\n"
+    cited = [(title, header + text) for title, text in TYPING]
+    words = feedback_query(cited, OTHERS).split()
+    assert {"checkers", "mypy"} <= set(words)
+    assert not {"jelle", "zijlstra", "rst", "content", "author", "final"} & set(words)
+
+
+def test_a_collection_sets_the_words_against_its_own_pages(workspace: Path, tmp_path: Path) -> None:
+    """A report whose pool holds only its own kind of pages learns nothing from it; the
+    collection's sample says what every page there says."""
+    add_corpus("pool", write_jsonl(tmp_path / "pool.jsonl", _grid_records()))
+    corpus = Corpus.open("pool")
+    sample = discovery._background(corpus)
+    assert len(sample) == len(_grid_records())  # the whole (small) collection
+    assert discovery._background(corpus) is sample  # read once per collection revision
+    assert discovery._background(object()) == []  # the web: no collection
 
 
 # -- in an update's discovery -----------------------------------------------------------------

@@ -7,8 +7,10 @@ Python evolving …" searched lexically loses "typing" itself (its stem, "type",
 every PEP header), and "Parameter Specification Variables" ranked 155th of the 2019
 window's hits. The pages the report cites say what the topic is in the corpus's own
 words ("checker", "mypy", "generic", "union"), and the pages its searches brought in but
-it does not cite say what it is not; one more search with those words finds new pages
-that the question's words rank too low (measured in ``BENCHMARKS.md``).
+it does not cite, with a sample of the whole collection when there is one, say what it
+is not; one more search with those words finds new pages that the question's words rank
+too low (measured in ``BENCHMARKS.md``). A page's header block is left out: the fields it
+declares (dates, formats, authors) say when and by whom, not what about.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from core.domain.header_blocks import page_body
 from core.domain.text import content_words, page_terms, stem
 
 FEEDBACK_TERMS = 12  # words in the query
@@ -53,7 +56,7 @@ def _doc_freq(pages: Iterable[tuple[str, str]]) -> Counter[str]:
     """How many of ``pages`` hold each word (stem)."""
     counts: Counter[str] = Counter()
     for title, text in pages:
-        counts.update(set(page_terms(title, text[:TEXT_CHARS])))
+        counts.update(set(page_terms(title, page_body(text[:TEXT_CHARS]))))
     return counts
 
 
@@ -61,7 +64,8 @@ def _spellings(pages: Iterable[tuple[str, str]]) -> dict[str, str]:
     """stem → the spelling of it the pages use most (a search engine is sent words)."""
     seen: Counter[tuple[str, str]] = Counter()
     for title, text in pages:
-        seen.update((stem(word), word) for word in content_words(f"{title} {text[:TEXT_CHARS]}"))
+        words = content_words(f"{title} {page_body(text[:TEXT_CHARS])}")
+        seen.update((stem(word), word) for word in words)
     out: dict[str, str] = {}
     for (s, word), _n in seen.most_common():
         out.setdefault(s, word)

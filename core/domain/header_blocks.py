@@ -293,6 +293,17 @@ def header_blocks(content: str) -> list[HeaderBlock]:
     return list(_cached_blocks(content)) if content else []
 
 
+def page_body(content: str) -> str:
+    """``content`` without its header blocks: what the page says, not the fields it
+    declares (dates, authors, formats)."""
+    out, at = [], 0
+    for block in header_blocks(content):
+        out.append(content[at : block.start])
+        at = max(at, block.end)
+    out.append(content[at:])
+    return "".join(out)
+
+
 @lru_cache(maxsize=8)
 def _cached_blocks(content: str) -> tuple[HeaderBlock, ...]:
     # One change is read several times (sentences, reasons): the same string object

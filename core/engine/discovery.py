@@ -23,7 +23,7 @@ from core.engine.checks import SharedChecks
 from core.engine.costs import CostMeter
 from core.engine.evidence import Found, Progress
 from core.engine.fetching import looks
-from core.sources.base import Fetcher, SearchProvider, SearchResult
+from core.sources.base import Collection, Fetcher, SearchProvider, SearchResult
 from core.states import ChangeKind
 from core.store.models import PoolEntry, Report, Snapshot, Source
 from core.store.pool import get_or_create_source, pool_entry
@@ -79,7 +79,7 @@ def discover(
     if progress:
         progress("searching for new evidence")
     cited, others = _pool_pages(session, report, cited_sources)
-    words = feedback_query(cited, others)
+    words = feedback_query(cited, [*others, *_background(search)])
     hits = _window_hits(run_search, question, sections, hot_sections, per_query, words)
     if not hits and not earlier:
         return []
@@ -254,6 +254,24 @@ def _pool_pages(
     return cited, others
 
 
+def _background(search: SearchProvider) -> list[tuple[str, str]]:
+    """A fixed sample of the collection ``search`` holds whole (none for the web): what
+    its pages in general say, against which the report's own words stand out. Against
+    the report's uncited pages alone, the typing report's words were "below easier users
+    often making" — its searches had pooled typing pages it did not cite."""
+    if not isinstance(search, Collection):
+        return []
+    key = (search.identity(), str(search.revision))
+    if key not in _SAMPLES:
+        if len(_SAMPLES) >= 4:  # a process serves a few collections: keep the latest
+            _SAMPLES.pop(next(iter(_SAMPLES)))
+        _SAMPLES[key] = search.sample_pages(BACKGROUND_PAGES)
+    return _SAMPLES[key]
+
+
+_SAMPLES: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+
 def _relevant(
     relevance: Relevance, cited: list[tuple[str, str]], stored: list[tuple[str, Snapshot]]
 ) -> list[tuple[str, Snapshot]]:
@@ -293,4 +311,5 @@ PROBE_SHARE = 5  # the probe keeps this many times the new pages a search keeps
 HOT_MIN = 2  # new pages the question-level probe must place in a section to search it
 HOT_SHARE = 1 / 3  # at most this share of sections gets a follow-up search, busiest first
 PAGE_TEXT = 4000  # the text of a page its placement reads
-FEEDBACK_HITS = 12  # new pages the search with the report's own words brings in
+FEEDBACK_HITS = 20  # new pages the search with the report's own words brings in
+BACKGROUND_PAGES = 400  # the collection's pages its words are set against

@@ -114,3 +114,18 @@ def test_a_phrase_of_titles_the_section_no_longer_cites_is_made_again() -> None:
     word = proposal("Modules", GUARDS, key="s3")  # one word: no phrase of anything
     retitle_stale([word], named, titles, {})
     assert word.heading == "Modules"
+
+
+def test_a_part_of_a_section_the_report_still_has_keeps_its_parent() -> None:
+    """The offline typing report's "Type Hints: Python Compatibility Version" became
+    "Making the buffer protocol accessible in Python" once that page had left: a part
+    heading without its parent."""
+    titles = {**TITLES, 5: "Python Compatibility Version", 6: "Type Hints"}
+    named = {t.casefold() for t in titles.values()}
+    parent = proposal("Type Hints", "Hints [6].", Action.KEEP, key="s0")
+    part = proposal("Type Hints: Python Compatibility Version", GUARDS)
+    retitle_stale([parent, part], named, titles, {})
+    assert part.heading == "Type Hints: Type Guards" and parent.heading == "Type Hints"
+    orphan = proposal("Type Hints: Python Compatibility Version", GUARDS, key="s2")
+    retitle_stale([orphan], named, titles, {})  # no such section any more: a whole heading
+    assert orphan.heading == "Type Guards"

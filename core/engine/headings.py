@@ -82,7 +82,8 @@ def retitle_stale(
     plan); unless that heading is another section's already. ``keep``: headings never
     renamed, as wholes or as roots (the question's facets, casefolded): a facet's part
     keeps its facet and is named again ("Macro system: Package Manager Resources" over
-    expression-macro pages once that page had left)."""
+    expression-macro pages once that page had left), as does the part of a section the
+    report still has ("Type Hints: Python Compatibility Version")."""
     taken = {p.heading.casefold() for p in proposals}
     for p in proposals:
         if p.action not in (Action.REVISE, Action.EXTEND) or p.key in DERIVED_KEYS:
@@ -102,7 +103,8 @@ def retitle_stale(
         # nothing an analyst would look for
         heading = shared_phrase([clean_inline(t) for t in mine]) or short_title(mine[0])
         root, sep, _part = p.heading.partition(": ")
-        if sep and root.strip().casefold() in keep:  # a facet's part: "Facet: new part"
+        parents = {q.heading.strip().casefold() for q in proposals if q is not p}
+        if sep and root.strip().casefold() in keep | parents:  # "Parent: new part"
             part = shared_phrase([clean_inline(t) for t in mine]) or part_title(mine[0])
             heading = f"{root}: {part}" if part.casefold() != root.casefold() else root
         if heading.casefold() in taken:

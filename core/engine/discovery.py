@@ -15,7 +15,7 @@ from sqlmodel import Session, col, select
 
 from core.dates import utcnow
 from core.domain.facets import facets_of
-from core.domain.feedback_query import feedback_query
+from core.domain.feedback_query import TEXT_CHARS, feedback_query
 from core.domain.placement import place
 from core.domain.relevance import FLOOR_QUANTILE, RELEVANCE_MIN, Relevance, fuse
 from core.domain.source_plan import superseded_by
@@ -265,7 +265,9 @@ def _background(search: SearchProvider) -> list[tuple[str, str]]:
     if key not in _SAMPLES:
         if len(_SAMPLES) >= 4:  # a process serves a few collections: keep the latest
             _SAMPLES.pop(next(iter(_SAMPLES)))
-        _SAMPLES[key] = search.sample_pages(BACKGROUND_PAGES)
+        # only the head of each page is read: keep no more of it
+        pages = search.sample_pages(BACKGROUND_PAGES)
+        _SAMPLES[key] = [(title, text[:TEXT_CHARS]) for title, text in pages]
     return _SAMPLES[key]
 
 

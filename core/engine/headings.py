@@ -1,11 +1,12 @@
 """A section's heading kept about what the section cites (:func:`retitle_stale`).
 
-A first report names a section made of one page after that page's title ("Miscellaneous
-Python 3.0 Plans"); updates then cut the page and bring others, and the heading stayed: a
-typing report carried "User Defined ("with") Statements" over its type-guard proposals
-to 2025. When such a section changes anyway, its heading is made again from the pages it
-cites now, and the proposal says so; a heading no page was named (a facet of the
-question, an analyst's own) is never touched, nor is a section that does not change.
+A section can be named after a page's title: a part split off a full section, or a
+first report's section when its pages share no theme at all ("Miscellaneous Python 3.0
+Plans"); updates then cut the page and bring others, and the heading stayed: a typing
+report carried "User Defined ("with") Statements" over its type-guard proposals to 2025.
+When such a section changes anyway, its heading is made again from the pages it cites
+now, and the proposal says so; a heading no page was named (a facet of the question, an
+analyst's own) is never touched, nor is a section that does not change.
 """
 
 from __future__ import annotations

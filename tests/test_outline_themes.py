@@ -5,6 +5,7 @@ Subgenerator" and "Python 3.3 Release Schedule", which it kept for years."""
 
 from __future__ import annotations
 
+from core.domain.citations import cited_markers
 from core.engine.report_proposals import part_heading
 from core.writers.base import Evidence
 from core.writers.offline import OfflineWriter
@@ -68,3 +69,25 @@ def test_a_part_is_named_by_a_phrase_its_pages_share() -> None:
     assert part_heading("Type Hints", "Buffer", hints, QUESTION) == (
         "Type Hints: Making the buffer protocol accessible in Python"
     )
+
+
+def test_a_section_drawing_on_many_pages_quotes_more_of_them() -> None:
+    """A theme that took in pages sharing no theme of their own holds what several
+    sections did: at seven sentences it quoted four of its six projects."""
+    writer = OfflineWriter()
+    assert writer.sentence_limit(2) == writer.sentences_per_section
+    assert writer.sentence_limit(6) == 12 and writer.sentence_limit(40) == 14
+    facts = [
+        ("Alder", "stores 400 MWh beside a wind farm", "opened after a two year permit fight"),
+        ("Birch", "uses sodium ion cells in a pilot", "reports cycling losses every quarter"),
+        ("Cedar", "was built on a retired coal site", "sells capacity to the grid operator"),
+        ("Dunmore", "caught fire in a container in November", "waits for a safety review"),
+        ("Elm", "pairs batteries with a solar park", "shifts midday solar into the evening"),
+        ("Fir", "is the largest flow battery planned", "needs a new substation to connect"),
+    ]
+    pages = [
+        ev(i, f"{name} grid battery", f"The {name} grid battery {a}. The {name} battery {b}.")
+        for i, (name, a, b) in enumerate(facts, 1)
+    ]
+    draft = writer.write_section(QUESTION, "Grid battery projects", pages)
+    assert len(set(cited_markers(draft.body))) == 6  # every project is quoted

@@ -102,11 +102,12 @@ def retitle_stale(
         # the phrase two of its pages' titles share ("Type Guards"), else its most
         # relevant page's title: a list of title words ("Access, extension and module") names
         # nothing an analyst would look for
-        heading = shared_phrase([clean_inline(t) for t in mine]) or short_title(mine[0])
+        shared = shared_phrase([clean_inline(t) for t in mine])
+        heading = shared or short_title(mine[0])
         root, sep, _part = p.heading.partition(": ")
         parents = {q.heading.strip().casefold() for q in proposals if q is not p}
         if sep and root.strip().casefold() in keep | parents:  # "Parent: new part"
-            part = shared_phrase([clean_inline(t) for t in mine]) or part_title(mine[0])
+            part = shared or part_title(mine[0])
             heading = f"{root}: {part}" if part.casefold() != root.casefold() else root
         if heading.casefold() in taken:
             continue

@@ -35,7 +35,13 @@ from core.writers.base import (
     OutlineItem,
     declared_news,
 )
-from core.writers.outline_clusters import agglomerate, heading_for, theme_name, themed
+from core.writers.outline_clusters import (
+    agglomerate,
+    heading_for,
+    linker,
+    theme_name,
+    themed,
+)
 from core.writers.revision import merge_summaries, revise_sentence, supersedes
 from core.writers.sentence_choice import select_sentences
 
@@ -103,9 +109,10 @@ class OfflineWriter:
         vecs = [tfidf(b, idf) for b in bags]
         k = max(1, min(max_sections, round(len(docs) ** 0.5) + 1, len(docs)))
         title_idf = idf_table(terms(e.title) for e in docs)
+        link = linker(vecs)
         clusters = themed(
-            agglomerate(vecs, k),
-            vecs,
+            agglomerate(len(vecs), k, link),
+            link,
             lambda c: theme_name([docs[i] for i in c], title_idf) is not None,
         )
         items: list[tuple[int, OutlineItem]] = []

@@ -12,11 +12,13 @@ from collections.abc import Callable
 from core.domain.text import STOP, clean_inline, cosine, stem, terms
 from core.writers.base import Evidence
 
+Link = Callable[[list[int], list[int]], float]
 
-def agglomerate(vecs: list[dict[str, float]], k: int) -> list[list[int]]:
-    """Average-link agglomerative clustering down to k clusters (deterministic)."""
-    clusters = [[i] for i in range(len(vecs))]
-    link = _linker(vecs)
+
+def agglomerate(n: int, k: int, link: Link) -> list[list[int]]:
+    """Average-link agglomerative clustering of items 0..n-1 down to k clusters
+    (deterministic); ``link``: the similarity of two clusters (``linker``)."""
+    clusters = [[i] for i in range(n)]
     while len(clusters) > k:
         best = (-1.0, 0, 0)
         for x in range(len(clusters)):
@@ -31,7 +33,7 @@ def agglomerate(vecs: list[dict[str, float]], k: int) -> list[list[int]]:
 
 
 def themed(
-    clusters: list[list[int]], vecs: list[dict[str, float]], named: Callable[[list[int]], bool]
+    clusters: list[list[int]], link: Link, named: Callable[[list[int]], bool]
 ) -> list[list[int]]:
     """The clusters that are themes: each cluster ``named`` says no name fits (a page
     alone, pages whose titles share no word) joins the theme it is nearest (average
@@ -39,18 +41,19 @@ def themed(
     after one page each: "Syntax for Delegating to a Subgenerator", "Python 3.3 Release
     Schedule" — a heading an analyst would not look for, kept for years. With no theme
     at all, the clusters stand."""
-    themes = [c for c in clusters if named(c)]
+    has_name = [named(c) for c in clusters]
+    themes = [c for c, ok in zip(clusters, has_name, strict=True) if ok]
     if not themes:
         return clusters
-    link = _linker(vecs)
-    for loose in (c for c in clusters if not named(c)):
+    for loose in (c for c, ok in zip(clusters, has_name, strict=True) if not ok):
         nearest = max(range(len(themes)), key=lambda t: (link(loose, themes[t]), -t))
         themes[nearest] = sorted(themes[nearest] + loose)
     return themes
 
 
-def _linker(vecs: list[dict[str, float]]) -> Callable[[list[int], list[int]], float]:
-    """The average-link similarity of two clusters of ``vecs``' indices."""
+def linker(vecs: list[dict[str, float]]) -> Link:
+    """The average-link similarity of two clusters of ``vecs``' indices (each pair's
+    cosine computed once, for clustering and for themes alike)."""
     sim = {(i, j): cosine(vecs[i], vecs[j]) for i in range(len(vecs)) for j in range(i)}
 
     def link(a: list[int], b: list[int]) -> float:

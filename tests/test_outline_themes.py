@@ -55,6 +55,15 @@ def test_titles_share_a_phrase_whatever_its_words_plural() -> None:
     assert shared_phrase(["Type Parameter Syntax", "Callable Type Syntax"]) is None
 
 
+def test_a_series_shares_its_subject_not_its_period() -> None:
+    """Quarterly recaps were headed "2026 storage market recap": the title of two of them.
+    A version stays ("Swift 6")."""
+    recaps = ["Q1 2026 storage market recap", "Q3 2026 storage market recap"]
+    assert shared_phrase([*recaps, "Q4 2025 storage market recap"]) == "Storage market recap"
+    assert shared_phrase(["March 2026 outlook", "May 2026 outlook"]) is None
+    assert shared_phrase(["Swift 6 language mode", "Migrating to Swift 6"]) == "Swift 6"
+
+
 def test_a_part_is_named_by_a_phrase_its_pages_share() -> None:
     """A part of "Type Hints" holding the type-parameter pages was named after the buffer
     protocol's page, the most relevant of them."""

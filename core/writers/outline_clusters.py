@@ -5,6 +5,7 @@ words its pages share.
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -99,7 +100,7 @@ def theme_name(members: list[Evidence], title_idf: dict[str, float]) -> str | No
 
 
 def shared_phrase(titles: list[str]) -> str | None:
-    """The longest run of two or more words (no stop word at either end) that at least
+    """The longest run of two or more words (no stop word or period at either end) that at least
     two titles share — "Type hints" from "Type Hints for …" and "… Type Hints"; "Type
     Parameter" from "Type Parameter Syntax" and "… for Type Parameters" (words match by
     their stems) — as a heading; None when no titles share one."""
@@ -111,7 +112,7 @@ def shared_phrase(titles: list[str]) -> str | None:
         for n in (4, 3, 2):
             for i in range(len(words) - n + 1):
                 run = words[i : i + n]
-                if run[0].casefold() in STOP or run[-1].casefold() in STOP:
+                if _loose_edge(run[0]) or _loose_edge(run[-1]):
                     continue
                 key = tuple(stem(w.casefold()) for w in run)
                 if key not in seen:
@@ -124,6 +125,20 @@ def shared_phrase(titles: list[str]) -> str | None:
     best = max(shared, key=lambda k: (len(k), counts[k], -len(surface[k])))
     text = surface[best]
     return text[0].upper() + text[1:] if not text[:1].isupper() else text
+
+
+#: a year, a quarter or half ("Q1", "H2"), a month: what tells a series' pages apart
+_PERIOD = re.compile(
+    r"^(?:1[89]\d\d|2\d\d\d|[QH][1-4]|" + "|".join(m for m in calendar.month_name if m) + ")$",
+    re.I,
+)
+
+
+def _loose_edge(word: str) -> bool:
+    """A word a heading does not start or end on: a stop word, or a period of a series
+    ("Q3 2026 storage market recap" and "Q1 2026 storage market recap" share "storage
+    market recap", not a year's)."""
+    return word.casefold() in STOP or bool(_PERIOD.match(word))
 
 
 def part_title(title: str) -> str:

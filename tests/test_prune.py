@@ -81,6 +81,19 @@ def test_a_superseded_source_without_a_status_line_is_given_one() -> None:
     )  # a status line already there stays, for the reviser to bring up to date
 
 
+def test_a_sentence_citing_two_superseded_sources_gives_each_its_status_line() -> None:
+    """ "A string containing the package's version number [24, 42]." cited the metadata
+    1.0 and 1.1 PEPs, both superseded in one window: trimmed whole, it took both pages
+    out of the report while the review note said each was trimmed to its status line."""
+    body = "A string containing the version number [24, 42].\n\nBeta keeps its layout [2]."
+    lines = {24: "Metadata 1.1 — Status: Superseded.", 42: "Metadata 1.0 — Status: Superseded."}
+    out = keep_fact_lines(body, [24, 42], lines)
+    assert out == (
+        "Metadata 1.1 — Status: Superseded [24]. Metadata 1.0 — Status: Superseded [42].\n\n"
+        "Beta keeps its layout [2]."
+    )
+
+
 def test_a_section_over_its_words_loses_its_least_relevant_source_first() -> None:
     body = (
         "Strong source sentence one is about the question itself here [1]. "

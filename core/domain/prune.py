@@ -129,11 +129,10 @@ def keep_fact_lines(
     def edit(unit: str) -> str | None:
         cited = set(cited_markers(unit))
         if cited and cited <= only and not is_fact_line(unit):
+            # each page the unit cites that has no status line yet gets its own: "… [24, 42]."
+            # trimmed whole took two superseded metadata PEPs out of a report
             mine = [m for m in cited_markers(unit) if m in owed]
-            if len(cited) == 1 and mine:
-                line = owed.pop(mine[0])
-                return f"{line.rstrip('.')} [{mine[0]}]."
-            return None
+            return " ".join(f"{owed.pop(m).rstrip('.')} [{m}]." for m in mine) or None
         return unit
 
     return edit_units(body, edit)

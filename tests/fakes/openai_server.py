@@ -39,27 +39,34 @@ SOURCE = re.compile(
 SECTION = re.compile(r'<section id="(\d+)">\n(.*?)\n</section>', re.S)  # extend_sections
 DECLARES = re.compile(r'<source id="(\d+)">\n(?:[^\n]*\n){1,2}?declares: (.*?)\n---\n')
 STATUS = re.compile(r"\b(?:Status|Stage): [^;]+")
-SENTENCE = re.compile(r"[A-Z][^.!?\n]{30,300}[.!?]")
+# a sentence may wrap over lines, never into a blank line (a paragraph's end), a list item
+# or an excerpt's "[…]" (text left out)
+SENTENCE = re.compile(r"[A-Z](?:[^.!?\n]|\n(?![ \t]*(?:\n|[-*+•] |\d+[.)] |\[…\]))){30,300}[.!?]")
 FIELD_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?[A-Za-z][\w ()/-]{0,40}(?:\*\*)?:\s")
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[-\"'(\[\w])")  # between two sentences
 MARKUP_LINE = re.compile(r"^\s*(?:\.\.|#|\||>)")
 
 
-def first_sentence(content: str) -> re.Match[str] | None:
+def first_sentence(content: str) -> str | None:
     """The first prose sentence of a page, as a plausible model would quote it: not a
-    header field ("Author: …"), a heading, a table row, a directive or a footnote, and
-    not cut short at "e.g." or inside "2.7"."""
+    header field ("Author: …"), a heading, a table row, a directive or a footnote, not
+    begun inside a word or address, and not cut short at "e.g." or inside "2.7". A
+    sentence wrapped over lines is read whole (a model reads past a line break), its
+    spacing made one line."""
     for m in SENTENCE.finditer(content):
         line_start = content.rfind("\n", 0, m.start()) + 1
         line = content[line_start : content.find("\n", m.start()) % (len(content) + 1)]
         if FIELD_LINE.match(line) or MARKUP_LINE.match(line):
             continue
+        before = content[m.start() - 1 : m.start()]
+        if before and not (before.isspace() or before in "(\"'"):
+            continue  # inside a word or an address ("…/TP40014097-CH26"): not a start
         after = content[m.end() : m.end() + 1]
         if after and not after.isspace():
             continue  # "2.7", "e.g.x": not a sentence end
         if re.search(r"\[\d+\]", m.group(0)) or re.search(r"\b(?:e\.g|i\.e|vs|cf)\.$", m.group(0)):
             continue
-        return m
+        return " ".join(m.group(0).split())
     return None
 
 
@@ -236,10 +243,10 @@ class FakeOpenAI:
                     if status:  # as the prompt asks: the item's current status first
                         parts.append(f"{title} — {status.group(0)} [{i}].")
                         quotes.append(_quote(parts[-1], i, status.group(0)))
-                    m = first_sentence(content)
-                    if m:
-                        parts.append(f"{m.group(0)[:-1]} [{i}].")
-                        quotes.append(_quote(parts[-1], i, m.group(0)))
+                    first = first_sentence(content)
+                    if first:
+                        parts.append(f"{first[:-1]} [{i}].")
+                        quotes.append(_quote(parts[-1], i, first))
                 if unknown_ids:
                     parts.append("An invented study says otherwise [99][4242].")
                 text = " ".join(parts)
@@ -404,10 +411,10 @@ def _new_paragraph(
     """A sentence from each new source (its first prose sentence), cited, with quotes."""
     extra, quotes = [], []
     for i, _title, content in sources:
-        m = first_sentence(content)
-        if m:
-            extra.append(f"{m.group(0)[:-1]} [{i}].")
-            quotes.append(_quote(extra[-1], i, m.group(0)))
+        first = first_sentence(content)
+        if first:
+            extra.append(f"{first[:-1]} [{i}].")
+            quotes.append(_quote(extra[-1], i, first))
     if unknown_ids:
         extra.append("An invented study says otherwise [99].")
     return " ".join(extra), quotes

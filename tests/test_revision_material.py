@@ -154,3 +154,22 @@ def test_a_passage_the_page_repeats_is_one_line() -> None:
     text = describe_change(change)
     assert text.count("Security fixes only") == 1
     assert text.count("  - added:") == 12 and "3.3.11 final" in text
+
+
+def test_a_new_source_is_shown_its_words_not_its_header_or_addresses() -> None:
+    """A Swift proposal's opening was its header block (authors, review manager, links
+    to pull requests); what it says began after. Its status is on the "declares:" line."""
+    proposal = (
+        "# Package command plugins\n\n"
+        "* Proposal: [SE-0332](0332-swiftpm-command-plugins.md)\n"
+        "* Author: [Anders Bertelrud](https://github.com/abertelrud)\n"
+        "* Status: **Accepted**\n"
+        "* Implementation: [swift-package-manager#3855](https://github.com/org/repo/pull/3855)\n\n"
+        "## Introduction\n\n"
+        "Command plugins extend the [package manager](https://www.swift.org/package-manager/) "
+        "with custom actions that a developer invokes by name.\n"
+    )
+    bundle = revision_bundle([], [page(7, "Package command plugins", proposal)], "Plugins")
+    assert "declares: Status: Accepted" in bundle
+    assert "Command plugins extend the package manager with custom actions" in bundle
+    assert "Bertelrud" not in bundle and "https://" not in bundle.split("---", 1)[1]

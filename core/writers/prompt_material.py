@@ -3,8 +3,9 @@
 Sources are quoted as delimited, untrusted material (``<source>`` blocks nothing inside
 may close); a revision is shown its changed sources' heads and the passages its changed
 claims now rest on, the changes as lines and the claims as ``<claim>`` blocks, and each
-new source's opening and paragraphs closest to the section (``core.domain.excerpts``); the
-repair note names the sentences a revision left stating what a source no longer says.
+new source's opening and paragraphs closest to the section (``core.domain.excerpts``) with
+its header block and link addresses left out (``page_words``); the repair note names the
+sentences a revision left stating what a source no longer says.
 """
 
 from __future__ import annotations
@@ -15,20 +16,21 @@ from collections.abc import Collection, Sequence
 from core.domain.claim_diff import ClaimChange
 from core.domain.declared_fields import field_of
 from core.domain.excerpts import excerpt
-from core.domain.header_blocks import header_blocks
+from core.domain.header_blocks import header_blocks, page_body
 from core.domain.key_fact import typed
 from core.domain.keyfacts import read_key_facts
 from core.domain.material_tokens import material_tokens, prose_words
 from core.domain.relevance import Relevance
 from core.domain.spelling_fixes import undo_typo_fixes
+from core.domain.text import strip_links
 from core.states import ChangeKind, ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence, EvidenceChange
 
 _TAG = re.compile(r"<(/?)(source|current_section|claim|section)", re.I)  # the prompts' delimiters
 
 REVISION_HEAD_CHARS = 800  # the head of a changed source that declares no facts
-REVISION_NEW_CHARS = 1500  # a new source shown to a revision (a first report: at least as much)
-REVISION_OPENING = 500  # of which its opening (what the page is)
+REVISION_NEW_CHARS = 1200  # a new source shown to a revision (a first report: at least as much)
+REVISION_OPENING = 400  # of which its opening (what the page is)
 CHANGE_LINES = 12  # changed passages a source shows at most
 REWORDING_WORDS = 5  # a rewritten passage adding fewer new words, no figure, says the same
 
@@ -98,9 +100,19 @@ def new_sources(evidence: Sequence[Evidence], topic: str) -> str:
     relevance = Relevance(topic)  # the topic embedded once for every page
     parts = []
     for e in evidence:
-        text = excerpt(e.content, relevance, REVISION_NEW_CHARS, REVISION_OPENING)
+        text = excerpt(page_words(e.content), relevance, REVISION_NEW_CHARS, REVISION_OPENING)
         parts.append(quote_source(e, len(text), text))
     return "\n\n".join(parts)
+
+
+def page_words(content: str) -> str:
+    """What a page says, as a writer is shown a new page: its header blocks left out —
+    its status, version and dates are on the source's "declares:" line, and the rest of
+    them (authors, review managers, links to pull requests) a section does not state —
+    and each link reduced to its text (the quote check reads the page so too). A Swift
+    proposal's opening was its header block; shown its words, the opening is its
+    introduction."""
+    return strip_links(page_body(content))
 
 
 def describe_change(

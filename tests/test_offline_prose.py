@@ -355,6 +355,8 @@ LEANING = [
     "Another 40 projects were approved in the quarter.",
     "The regulation applies to producers of industrial batteries.",
     "The second is an assignment-based syntax kept for older versions.",
+    "The largest is the 1,000 MWh Harrow Bay Battery, which uses 200 containers.",
+    "The most recent was signed in May 2026.",
     "The latter keeps the index in memory.",
     "The remaining cost will be covered by the developer's equity.",
     "Both modules have evolved greatly since their introduction.",
@@ -372,6 +374,8 @@ STANDING = [
     "First released in 2019, the format is now the default.",
     "Both Harrow Bay and Kestrel Flats are in construction.",
     "The first cluster window opens on 1 February 2027.",
+    "The largest vanadium flow battery project now stores 800 MWh.",
+    "The interest rate on the loan is fixed.",
     "Python's grammar says this proposal is backward compatible.",
 ]
 

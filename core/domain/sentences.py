@@ -139,11 +139,13 @@ _BACK_WORDS = frozenset(
     "conversely meanwhile besides another".split()
 )
 #: "One casualty was …", "One exception is …": one of a set named before; "The second is
-#: …", "The latter …", "The other two …", "The remaining cost …", "Both modules have …":
-#: members of a list or parts of a whole given before
+#: …", "The largest is …", "The latter …", "The other two …", "The remaining cost …", "Both
+#: modules have …": members of a list or parts of a whole given before
 _ONE_OF = re.compile(
     r"One\s+[a-z][\w-]*\s+(?:is|was|are|were)\b|The\s+(?:former|latter|remaining|other)\b"
-    r"|The\s+(?:first|second|third|fourth|last|other|others|rest|remainder|same)\s+"
+    r"|The\s+(?:first|second|third|fourth|last|other|others|rest|remainder|same|"
+    r"largest|biggest|smallest|newest|oldest|latest|earliest|highest|lowest|longest|"
+    r"shortest|greatest|fastest|cheapest|best|worst|(?:most|least)\s+[a-z][\w-]*)\s+"
     r"(?:is|was|are|were|has|have|can|could|will|would|may|might|must|should|does|did)\b"
     r"|Both\s+(?:of\s+(?:them|these|those)\b|(?:these|those)\b|[a-z][\w-]*s\s+"
     r"(?:is|was|are|were|has|have|had|can|could|will|would|may|might|must|should|do|did)\b)"

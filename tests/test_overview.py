@@ -80,6 +80,13 @@ def test_the_status_count_reads_as_a_sentence() -> None:
     ]
     assert status_count(long) == "Both items tracked below are In construction."
     assert status_count(rows[:2] * 2) == "All 4 items tracked below are Final."
+    mixed = [
+        FactRow(1, "A", "Final", ""),
+        FactRow(2, "B", "Financial investment decision reached", ""),
+    ]
+    assert status_count(mixed) == (
+        "Status of the 2 items tracked below: Final (1), Financial investment decision reached (1)."
+    )
 
 
 def test_the_overview_quotes_each_section_and_no_table_or_status_line() -> None:

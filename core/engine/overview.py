@@ -197,7 +197,9 @@ def _status_word(status: str) -> str:
 
 def status_count(rows: Sequence[FactRow]) -> str:
     """ "Of the 9 items tracked below, 4 are Final, 3 Draft and 2 Withdrawn.", or "All 24
-    items tracked below are Implemented." ('' if none)"""
+    items tracked below are Implemented."; with a status that is a phrase, a list: "Status
+    of the 9 items tracked below: Final (2), Financial investment decision reached (1), …"
+    ('' if none)"""
     if not rows:
         return ""
     if len(rows) == 1:
@@ -206,9 +208,16 @@ def status_count(rows: Sequence[FactRow]) -> str:
     (first, n), rest = counts[0], counts[1:]
     if not rest:
         return f"{'Both' if n == 2 else f'All {n}'} items tracked below are {first}."
+    if any(len(v.split()) > PHRASE_WORDS for v, _k in counts):
+        # "1 Financial investment decision reached" does not read: a phrase is listed
+        listed = ", ".join(f"{v} ({k})" for v, k in counts)
+        return f"Status of the {len(rows)} items tracked below: {listed}."
     parts = [f"{n} {'is' if n == 1 else 'are'} {first}"] + [f"{k} {v}" for v, k in rest]
     listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
     return f"Of the {len(rows)} items tracked below, {listed}."
+
+
+PHRASE_WORDS = 2  # a status of more words is a phrase, not a word a count can precede
 
 
 def _candidates(section: SectionDoc, current: Mapping[int, str]) -> list[str]:

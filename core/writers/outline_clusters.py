@@ -5,11 +5,11 @@ words its pages share.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections import Counter
 from collections.abc import Callable
 
+from core.domain.periods import PERIOD_WORD
 from core.domain.text import STOP, clean_inline, cosine, stem, terms
 from core.writers.base import Evidence
 
@@ -127,18 +127,11 @@ def shared_phrase(titles: list[str]) -> str | None:
     return text[0].upper() + text[1:] if not text[:1].isupper() else text
 
 
-#: a year, a quarter or half ("Q1", "H2"), a month: what tells a series' pages apart
-_PERIOD = re.compile(
-    r"^(?:1[89]\d\d|2\d\d\d|[QH][1-4]|" + "|".join(m for m in calendar.month_name if m) + ")$",
-    re.I,
-)
-
-
 def _loose_edge(word: str) -> bool:
     """A word a heading does not start or end on: a stop word, or a period of a series
     ("Q3 2026 storage market recap" and "Q1 2026 storage market recap" share "storage
     market recap", not a year's)."""
-    return word.casefold() in STOP or bool(_PERIOD.match(word))
+    return word.casefold() in STOP or bool(PERIOD_WORD.match(word))
 
 
 def part_title(title: str) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
+from core.domain.periods import in_period_order
 from core.domain.sentences import refers_back, self_reference
 from core.domain.text import (
     clean_inline,
@@ -79,6 +80,8 @@ def select_sentences(
         chosen_texts.extend(t for _p, t in group)
     for marker in picked:
         picked[marker] = list(dict.fromkeys(picked[marker]))
+    # a series' pages (quarterly recaps) in time order, in the places they were ranked to
+    order = in_period_order(order, lambda m: lookup[m].title)
     return [(lookup[m], [s for _, s in sorted(picked[m])]) for m in order]
 
 

@@ -9,7 +9,7 @@ from core.domain.citations import cited_markers
 from core.engine.report_proposals import part_heading
 from core.writers.base import Evidence
 from core.writers.offline import OfflineWriter
-from core.writers.outline_clusters import shared_phrase
+from core.writers.outline_clusters import heading_for, shared_phrase, theme_name
 
 QUESTION = "How is static typing in Python evolving, and what is still open?"
 
@@ -100,3 +100,29 @@ def test_a_section_drawing_on_many_pages_quotes_more_of_them() -> None:
     ]
     draft = writer.write_section(QUESTION, "Grid battery projects", pages)
     assert len(set(cited_markers(draft.body))) == 6  # every project is quoted
+
+
+def test_a_dotted_version_number_is_one_word_of_a_title() -> None:
+    titles = ["Python 3.4 Release Schedule", "Python 2.4 Release Schedule"]
+    assert shared_phrase(titles) == "Release Schedule"  # not "4 Release Schedule"
+
+
+STORAGE_Q = "Which battery storage projects are being built and when do they come online?"
+
+
+def test_a_theme_named_by_a_word_of_the_question_is_named_by_what_its_pages_share() -> None:
+    grant = "The Long-Duration Storage Grant supports projects that discharge for ten hours."
+    pages = [
+        ev(1, "Long-Duration Storage Grant Programme", grant),
+        ev(2, "Millbrook Flow Battery Storage", "The long-duration storage pilot runs 8 hours."),
+        ev(3, "Greyhaven Iron-Air Storage", "A long-duration storage demonstration of iron-air."),
+        ev(4, "Kestrel Flats battery", "Kestrel Flats is a four-hour lithium battery project."),
+        ev(5, "Copperline battery park", "Copperline is a four-hour lithium battery project."),
+    ]
+    assert theme_name(pages[:3], {}) == "Storage"  # the one word their titles share
+    assert heading_for(pages[:3], {}, STORAGE_Q, pages[3:]) == "Long-Duration Storage"
+    # a word the question does not say is a name; so is a phrase no title holds
+    iron = [ev(6, "Iron-air pilot", "It stores energy."), ev(7, "Iron-air plant", "Rusting.")]
+    assert heading_for(iron, {}, STORAGE_Q, pages) == "Iron-air"
+    plain = [ev(8, "Storage at Ashgrove", "A big site."), ev(9, "Storage at Sable", "Small.")]
+    assert heading_for(plain, {}, STORAGE_Q, pages) == "Storage"

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from core.domain.header_blocks import page_body
 from core.domain.periods import PERIOD_WORD
-from core.domain.text import STOP, clean_inline, cosine, stem, terms
+from core.domain.text import STOP, clean_inline, cosine, stem, strip_links, terms
 from core.writers.base import Evidence
 
 Link = Callable[[list[int], list[int]], float]
+OPENING_CHARS = 1500  # a page's opening: where it says what it is about
+#: a word of a title; a dotted number is one ("Python 3.4 Release Schedule" and "Python
+#: 2.4 Release Schedule" share "Release Schedule", not "4 Release Schedule")
+_TITLE_WORD = re.compile(r"[^\W_][\w'-]*(?:\.\d+)*")
 
 
 def agglomerate(n: int, k: int, link: Link) -> list[list[int]]:
@@ -64,10 +69,80 @@ def linker(vecs: list[dict[str, float]]) -> Link:
     return link
 
 
-def heading_for(members: list[Evidence], title_idf: dict[str, float], question: str) -> str:
+def heading_for(
+    members: list[Evidence],
+    title_idf: dict[str, float],
+    question: str,
+    others: Sequence[Evidence] = (),
+) -> str:
     """A heading from the cluster's dominant title words (``theme_name``), else its
-    first page's title."""
-    return theme_name(members, title_idf) or short_title(members[0].title)
+    first page's title. A word the question already says names no part of it ("Storage"
+    twice, in a report on battery storage projects): then the phrase the pages'
+    openings share and the ``others`` (the rest of the report's pages) do not, when
+    there is one (``opening_phrase``: "Long-Duration Storage")."""
+    name = theme_name(members, title_idf)
+    if name is None:
+        return short_title(members[0].title)
+    if " " not in name and set(terms(name)) <= set(
+        terms(question)
+    ):  # "Storage", asked about storage
+        return opening_phrase(members, others, question) or name
+    return name
+
+
+def opening_phrase(
+    members: Sequence[Evidence], others: Sequence[Evidence], question: str
+) -> str | None:
+    """A run of two to four words of a member's title that most of ``members``' titles
+    and openings hold (at least two of them, half or more) and fewest of ``others``' do;
+    not a run of the question's words only, none starting or ending on a stop word, a
+    number or a period. None when no such run is shared more by the members than by the
+    others. A run of the openings alone names what pages say in passing ("PEP
+    proposes", a link's "swift-evolution blob"), not what they are about."""
+    said = set(terms(question))
+    surface: dict[tuple[str, ...], str] = {}
+    titled = set(_runs(members, said, surface, 0))
+    mine, theirs = _runs(members, said, surface), _runs(others, said, surface)
+    need = max(2, -(-len(members) // 2))
+    ranked = sorted(
+        (
+            -(len(pages) / len(members) - len(theirs.get(key, ())) / max(1, len(others))),
+            -len(key),
+            surface[key],
+        )
+        for key, pages in mine.items()
+        if len(pages) >= need and key in titled
+    )
+    if not ranked or ranked[0][0] >= 0:
+        return None
+    text = ranked[0][2]
+    return text[0].upper() + text[1:]
+
+
+def _runs(
+    pages: Sequence[Evidence],
+    said: set[str],
+    surface: dict[tuple[str, ...], str],
+    opening: int = OPENING_CHARS,
+) -> dict[tuple[str, ...], set[int]]:
+    """Stemmed runs of 2–4 words of each page's title and the first ``opening``
+    characters of its words (header block out, links reduced to their text) → the pages
+    (markers) holding it; ``surface`` gets each run's first spelling."""
+    out: dict[tuple[str, ...], set[int]] = {}
+    for page in pages:
+        body = strip_links(page_body(page.content))[:opening] if opening else ""
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", f"{clean_inline(page.title)}.\n{body}"):
+            words = _TITLE_WORD.findall(sentence)
+            for n in (4, 3, 2):
+                for i in range(len(words) - n + 1):
+                    run = words[i : i + n]
+                    if any(_loose_edge(w) or w[0].isdigit() for w in (run[0], run[-1])):
+                        continue
+                    key = tuple(stem(w.casefold()) for w in run)
+                    if not all(k in said for k in key):
+                        out.setdefault(key, set()).add(page.marker)
+                        surface.setdefault(key, " ".join(run))
+    return out
 
 
 def theme_name(members: list[Evidence], title_idf: dict[str, float]) -> str | None:
@@ -107,7 +182,7 @@ def shared_phrase(titles: list[str]) -> str | None:
     counts: Counter[tuple[str, ...]] = Counter()
     surface: dict[tuple[str, ...], str] = {}
     for title in titles:
-        words = re.findall(r"[^\W_][\w'-]*", title)
+        words = _TITLE_WORD.findall(title)
         seen: set[tuple[str, ...]] = set()
         for n in (4, 3, 2):
             for i in range(len(words) - n + 1):

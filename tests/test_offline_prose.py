@@ -365,6 +365,9 @@ LEANING = [
     "So, the proposal does not change the syntax of types.",
     "First, the initializer is unsafe in that the user must manage the memory.",
     "The other two initialize raw memory by moving data from another range.",
+    "Both involved NMC systems built before 2020.",
+    "Neither was connected to the grid.",
+    "The board rejected a request to exempt existing projects.",
 ]
 STANDING = [
     "Prices fell this year across the interconnection.",
@@ -373,6 +376,7 @@ STANDING = [
     "So far, no checker supports the new syntax.",
     "First released in 2019, the format is now the default.",
     "Both Harrow Bay and Kestrel Flats are in construction.",
+    "Neither lithium nor sodium cells are made in Arden yet.",
     "The first cluster window opens on 1 February 2027.",
     "The largest vanadium flow battery project now stores 800 MWh.",
     "The interest rate on the loan is fixed.",

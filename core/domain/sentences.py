@@ -140,7 +140,8 @@ _BACK_WORDS = frozenset(
 )
 #: "One casualty was …", "One exception is …": one of a set named before; "The second is
 #: …", "The largest is …", "The latter …", "The other two …", "The remaining cost …", "Both
-#: modules have …": members of a list or parts of a whole given before
+#: modules have …", "Both involved …", "Neither was …": members of a list or parts of a
+#: whole given before ("Both lithium and sodium cells …" names its own)
 _ONE_OF = re.compile(
     r"One\s+[a-z][\w-]*\s+(?:is|was|are|were)\b|The\s+(?:former|latter|remaining|other)\b"
     r"|The\s+(?:first|second|third|fourth|last|other|others|rest|remainder|same|"
@@ -149,6 +150,8 @@ _ONE_OF = re.compile(
     r"(?:is|was|are|were|has|have|can|could|will|would|may|might|must|should|does|did)\b"
     r"|Both\s+(?:of\s+(?:them|these|those)\b|(?:these|those)\b|[a-z][\w-]*s\s+"
     r"(?:is|was|are|were|has|have|had|can|could|will|would|may|might|must|should|do|did)\b)"
+    r"|(?:Both|Neither)\s+(?:is|was|are|were|has|have|had|can|could|will|would|may|might|"
+    r"must|should|do|does|did|[a-z]+ed)\b"
 )
 #: phrases that do the same ("In this case, …", "As a result, …")
 _BACK_PHRASES = re.compile(
@@ -164,7 +167,7 @@ _BACK_NOUNS = frozenset(
     "technique scheme system index proposal programme program initiative plan tool product "
     "feature change rule order report study group team organisation organization agency "
     "commission council authority technology regulation law bill policy agreement contract "
-    "deal".split()
+    "deal board committee regulator utility manufacturer supplier vendor".split()
 )
 
 

@@ -368,6 +368,7 @@ LEANING = [
     "Both involved NMC systems built before 2020.",
     "Neither was connected to the grid.",
     "The board rejected a request to exempt existing projects.",
+    "Ashgrove would be its first storage project.",
 ]
 STANDING = [
     "Prices fell this year across the interconnection.",
@@ -377,6 +378,7 @@ STANDING = [
     "First released in 2019, the format is now the default.",
     "Both Harrow Bay and Kestrel Flats are in construction.",
     "Neither lithium nor sodium cells are made in Arden yet.",
+    "Kestrel Flats is in its second year of construction.",
     "The first cluster window opens on 1 February 2027.",
     "The largest vanadium flow battery project now stores 800 MWh.",
     "The interest rate on the loan is fixed.",

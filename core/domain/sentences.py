@@ -194,6 +194,12 @@ _INNER_DEMONSTRATIVE = re.compile(
     r"(?<![\w'’-])(?:(?:this|these)\s+([a-z][\w-]*)|such\s+(?!as\b|that\b)([a-z][\w-]*)"
     r"|(?:this|these)(?=\s*(?:\[[\d,\s]+\])?\s*[.;:!?]?\s*$))"
 )
+#: "Ashgrove would be its first storage project": after a verb "to be", "its" or "their"
+#: cannot be the subject's own; it is someone named before
+_COPULA_POSSESSIVE = re.compile(
+    r"^[\"'(*_`]*[A-Z][^.;:]*?\b(?:is|was|are|were|(?:will|would|could|may|might) be|"
+    r"has been|have been|had been|becomes?|became)\s+(?:its|their)\b"
+)
 _NOW = frozenset(
     "year years week weeks month months quarter morning afternoon evening season summer "
     "winter spring autumn decade century time moment point stage".split()
@@ -217,7 +223,7 @@ def refers_back(sentence: str) -> bool:
         return True
     if first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS:
         return True
-    if _ONE_OF.match(sentence.lstrip("\"'(*_`")):
+    if _ONE_OF.match(sentence.lstrip("\"'(*_`")) or _COPULA_POSSESSIVE.match(sentence):
         return True
     for m in _INNER_DEMONSTRATIVE.finditer(sentence, 1):
         noun = m.group(1) or m.group(2) or ""  # none: "… requires this."

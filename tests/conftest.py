@@ -96,6 +96,17 @@ def _drop_database(engine: Any, name: str) -> None:
             time.sleep(0.2 * (attempt + 1))
 
 
+def cited_urls(report_id: int) -> set[str]:
+    """The URLs the report's current version cites."""
+    from core.store.db import session_scope
+    from core.store.models import Source
+    from core.store.repository import citations_of, get_report, get_version
+
+    with session_scope() as s:
+        version = get_version(s, get_report(s, report_id))
+        return {s.get(Source, snap.source_id).url for snap in citations_of(s, version.id).values()}
+
+
 def write_jsonl(path: Path, records: list[dict], *, gz: bool = False) -> Path:
     text = "".join(json.dumps(r) + "\n" for r in records)
     if gz:

@@ -9,10 +9,7 @@ from pathlib import Path
 from core.dates import parse_as_of
 from core.engine.creation import create_report
 from core.sources.corpus import add_corpus
-from core.store.db import session_scope
-from core.store.models import Source
-from core.store.repository import citations_of, get_report, get_version
-from tests.conftest import write_jsonl
+from tests.conftest import cited_urls, write_jsonl
 
 SITES = ["Orkney", "Pentland", "Fundy", "Strangford", "Ramsey", "Raz Blanchard", "Minas"]
 QUESTION = "How are tidal turbine arrays developing?"
@@ -56,12 +53,6 @@ def _off(n: int) -> dict:
     }
 
 
-def _cited(report_id: int) -> set[str]:
-    with session_scope() as s:
-        version = get_version(s, get_report(s, report_id))
-        return {s.get(Source, snap.source_id).url for snap in citations_of(s, version.id).values()}
-
-
 def test_searches_that_found_only_pages_on_topic_are_read_further(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -74,6 +65,6 @@ def test_searches_that_found_only_pages_on_topic_are_read_further(
         # three hits a query and no search per section: the planned queries alone
         settings={"results_per_query": 3, "section_results": 0},
     )
-    cited = _cited(made["report_id"])
+    cited = cited_urls(made["report_id"])
     assert len(cited) > 3, cited  # the planned queries found the same three pages
     assert all(url.startswith("https://tides.example/") for url in cited), cited

@@ -14,9 +14,7 @@ from core.engine.review import commit_run, get_run, proposals_of
 from core.engine.update import update_report
 from core.sources.corpus import add_corpus
 from core.store.db import session_scope
-from core.store.models import Source
-from core.store.repository import citations_of, get_report, get_version
-from tests.conftest import write_jsonl
+from tests.conftest import cited_urls, write_jsonl
 
 BODY = (
     "Alpha — Status: Final; Type: Standard [1]. Alpha sets the format every tool reads [1]. "
@@ -222,18 +220,12 @@ def _records() -> list[dict]:
     ]
 
 
-def _cited_urls(report_id: int) -> set[str]:
-    with session_scope() as s:
-        version = get_version(s, get_report(s, report_id))
-        return {s.get(Source, snap.source_id).url for snap in citations_of(s, version.id).values()}
-
-
 def test_a_superseded_design_is_cut_to_its_status_line_and_its_successor_added(
     workspace: Path, tmp_path: Path
 ) -> None:
     add_corpus("wd", write_jsonl(tmp_path / "wd.jsonl", _records()))
     made = create_report(QUESTION, as_of=parse_as_of("2024-02-01"), source="corpus:wd")
-    assert "https://ex.org/layout-1" in _cited_urls(made["report_id"])
+    assert "https://ex.org/layout-1" in cited_urls(made["report_id"])
     result = update_report(made["report_id"], as_of=parse_as_of("2024-07-01"))
     with session_scope() as s:
         props = {p.key: p for p in proposals_of(s, result["run_id"])}
@@ -248,7 +240,7 @@ def test_a_superseded_design_is_cut_to_its_status_line_and_its_successor_added(
     assert "superseded by Widget layout-2" in changed[0].rationale
     with session_scope() as s:
         commit_run(s, get_run(s, result["run_id"]), approve_all=True)
-    assert "https://ex.org/layout-2" in _cited_urls(made["report_id"])
+    assert "https://ex.org/layout-2" in cited_urls(made["report_id"])
 
 
 def test_a_budget_forces_the_least_relevant_source_out(workspace: Path, tmp_path: Path) -> None:
@@ -265,7 +257,7 @@ def test_a_budget_forces_the_least_relevant_source_out(workspace: Path, tmp_path
         source="corpus:wb",
         settings={"max_sources": 3},
     )
-    assert len(_cited_urls(made["report_id"])) == 3
+    assert len(cited_urls(made["report_id"])) == 3
     result = update_report(made["report_id"], as_of=parse_as_of("2024-07-01"))
     with session_scope() as s:
         props = proposals_of(s, result["run_id"])
@@ -274,7 +266,7 @@ def test_a_budget_forces_the_least_relevant_source_out(workspace: Path, tmp_path
         assert all(p.decision == "pending" for p in removed)  # reviewed like any change
         assert all("Widget mascot" in p.rationale for p in removed)
         commit_run(s, get_run(s, result["run_id"]), approve_all=True)
-    cited = _cited_urls(made["report_id"])
+    cited = cited_urls(made["report_id"])
     assert len(cited) == 3 and "https://ex.org/layout-2" in cited
     assert "https://ex.org/mascot" not in cited
 
@@ -292,4 +284,4 @@ def test_a_first_report_is_born_within_its_budget(workspace: Path, tmp_path: Pat
         source="corpus:wf",
         settings={"max_sources": 2},
     )
-    assert len(_cited_urls(made["report_id"])) == 2
+    assert len(cited_urls(made["report_id"])) == 2

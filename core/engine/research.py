@@ -172,7 +172,12 @@ def _further_hits(r: Research) -> list[str]:
     new: list[str] = []
     with r.meter.stage("search"):
         for query in r.queries:
-            for pos, hit in enumerate(r.search(query, 2 * k)):
+            try:
+                hits = r.search(query, 2 * k)
+            except EvergreenError as exc:  # optional: the report is written from what it has
+                r.flags.append(f"the searches could not be read further: {exc}")
+                break
+            for pos, hit in enumerate(hits):
                 if hit.url not in r.ranked:
                     r.ranked[hit.url] = (pos, hit)
                     new.append(hit.url)

@@ -21,7 +21,9 @@ PERIOD_WORD = re.compile(
     r"^(?:(?:1[89]|2[01])\d\d|[QH][1-4]|" + "|".join(m for m in calendar.month_name if m) + ")$",
     re.I,
 )
-_WORD = re.compile(r"[^\W_][\w'-]*")
+#: a word of a title; a dotted number is one ("Python 3.4 Release Schedule" and "Python
+#: 2.4 Release Schedule" share "Release Schedule", not "4 Release Schedule")
+TITLE_WORD = re.compile(r"[^\W_][\w'-]*(?:\.\d+)*")
 
 
 def period_of(title: str) -> tuple[int, int] | None:
@@ -29,7 +31,7 @@ def period_of(title: str) -> tuple[int, int] | None:
     names no year: "Q3 2026 …" → (2026, 9), "H1 2026" → (2026, 6), "March 2026" →
     (2026, 3), "… in 2025: a year in review" → (2025, 12)."""
     year, month = None, 12
-    for word in _WORD.findall(title):
+    for word in TITLE_WORD.findall(title):
         if not PERIOD_WORD.match(word):
             continue
         w = word.casefold()
@@ -46,27 +48,22 @@ def period_of(title: str) -> tuple[int, int] | None:
 
 def series_name(title: str) -> str:
     """``title`` without its period words, casefolded: what a series' titles share."""
-    return " ".join(w.casefold() for w in _WORD.findall(title) if not PERIOD_WORD.match(w))
+    return " ".join(w.casefold() for w in TITLE_WORD.findall(title) if not PERIOD_WORD.match(w))
 
 
 def in_period_order(items: Sequence[T], title_of: Callable[[T], str]) -> list[T]:
     """``items`` with the members of each series (two or more items whose titles name a
     period and are the same without it) in time order, in the places the series'
     members held; every other item keeps its place."""
+    when = {i: period_of(title_of(item)) for i, item in enumerate(items)}
     series: dict[str, list[int]] = {}
     for i, item in enumerate(items):
-        title = title_of(item)
-        if period_of(title) is not None:
-            series.setdefault(series_name(title), []).append(i)
+        if when[i] is not None:
+            series.setdefault(series_name(title_of(item)), []).append(i)
     out = list(items)
     for places in series.values():
         if len(places) < 2:
             continue
-        members = sorted((items[i] for i in places), key=lambda it: _when(title_of(it)))
-        for place, member in zip(places, members, strict=True):
-            out[place] = member
+        for place, i in zip(places, sorted(places, key=lambda i: when[i]), strict=True):
+            out[place] = items[i]
     return out
-
-
-def _when(title: str) -> tuple[int, int]:
-    return period_of(title) or (0, 0)

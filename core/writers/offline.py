@@ -119,9 +119,9 @@ class OfflineWriter:
         used: set[str] = set()
         for members in clusters:
             members = sorted(members, key=lambda i: (docs[i].rank, docs[i].marker))
-            mine = [docs[i] for i in members]
-            rest = [docs[i] for i in range(len(docs)) if i not in set(members)]
-            heading = heading_for(mine, title_idf, question, rest)
+            inside = set(members)
+            rest = [d for i, d in enumerate(docs) if i not in inside]
+            heading = heading_for([docs[i] for i in members], title_idf, question, rest)
             base, n = heading, 2
             while heading.casefold() in used:
                 heading, n = f"{base} ({n})", n + 1

@@ -10,15 +10,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from core.domain.header_blocks import page_body
-from core.domain.periods import PERIOD_WORD
+from core.domain.periods import PERIOD_WORD, TITLE_WORD
 from core.domain.text import STOP, clean_inline, cosine, stem, strip_links, terms
 from core.writers.base import Evidence
 
 Link = Callable[[list[int], list[int]], float]
 OPENING_CHARS = 1500  # a page's opening: where it says what it is about
-#: a word of a title; a dotted number is one ("Python 3.4 Release Schedule" and "Python
-#: 2.4 Release Schedule" share "Release Schedule", not "4 Release Schedule")
-_TITLE_WORD = re.compile(r"[^\W_][\w'-]*(?:\.\d+)*")
 
 
 def agglomerate(n: int, k: int, link: Link) -> list[list[int]]:
@@ -83,9 +80,8 @@ def heading_for(
     name = theme_name(members, title_idf)
     if name is None:
         return short_title(members[0].title)
-    if " " not in name and set(terms(name)) <= set(
-        terms(question)
-    ):  # "Storage", asked about storage
+    said = set(terms(question))
+    if " " not in name and set(terms(name)) <= said:  # "Storage", asked about storage
         return opening_phrase(members, others, question) or name
     return name
 
@@ -132,7 +128,7 @@ def _runs(
     for page in pages:
         body = strip_links(page_body(page.content))[:opening] if opening else ""
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", f"{clean_inline(page.title)}.\n{body}"):
-            words = _TITLE_WORD.findall(sentence)
+            words = TITLE_WORD.findall(sentence)
             for n in (4, 3, 2):
                 for i in range(len(words) - n + 1):
                     run = words[i : i + n]
@@ -182,7 +178,7 @@ def shared_phrase(titles: list[str]) -> str | None:
     counts: Counter[tuple[str, ...]] = Counter()
     surface: dict[tuple[str, ...], str] = {}
     for title in titles:
-        words = _TITLE_WORD.findall(title)
+        words = TITLE_WORD.findall(title)
         seen: set[tuple[str, ...]] = set()
         for n in (4, 3, 2):
             for i in range(len(words) - n + 1):

@@ -19,8 +19,11 @@ confuses a shared word in a title ("User-Defined Type Guards" under "User Define
 ('with') Statements"); the sum of both, compared on the bench's updates, chose the
 analyst's section more often than either (``BENCHMARKS.md``).
 
-A page that shares no words with any section (best cosine under PLACE_MIN) fits none:
-it goes to a new section.
+A page that shares no words with any section (best cosine under PLACE_MIN) fits none.
+In a report on a question without named parts it goes to a new section. When the
+question names its parts, such a page is placed by the parts' names alone
+(``facet_fits``): a page that fits none of them is about none of the things the question
+asks, and is not written up.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from core.domain.text import cosine, idf_table, page_terms, terms, tfidf
 from core.domain.vectors import standardised
 
 PLACE_MIN = 0.06  # TF-IDF cosine under which a page shares too few words with any section
+FACET_KEY = "facet:"  # the key of a part of the question that has no section yet
+STEM_PREFIX = 5  # a stem this long matches a facet name's stem it begins (or that begins it)
 MIN_ROWS = 3  # pages needed to standardise a section's scores; fewer: raw scores
 
 
@@ -98,3 +103,69 @@ def place(
         fits = float(words[i].max()) >= PLACE_MIN
         out[url] = (targets[best][0] if fits else None, float(words[i, best]))
     return out
+
+
+def facet_fits(docs: Sequence[tuple[str, str, str]], question: str) -> dict[str, str | None]:
+    """url → the name of the facet of ``question`` whose name ``docs`` (url, title,
+    text) share most words with, at least PLACE_MIN of TF-IDF cosine; None for a page
+    that fits none (and for every page of a question that names no facets).
+
+    For the pages an update found that fit none of the report's sections. Each pair of
+    them used to make a new section, named by the writer; in the Swift bench's updates
+    with the fake model every such page was off the question ("Make Standard Library
+    Index Types Hashable" in a report on generics: ``BENCHMARKS.md``). A facet's name,
+    without the text of its section, is what the page must be about."""
+    facets = facets_of(question)
+    if not facets or not docs:
+        return {url: None for url, _t, _c in docs}
+    names = [terms(f.name) for f in facets]
+    vocabulary = {w for name in names for w in name}
+    bags = [[_as_named(w, vocabulary) for w in page_terms(t, c)] for _u, t, c in docs]
+    idf = idf_table(names + bags)
+    targets = [tfidf(name, idf) for name in names]
+    out: dict[str, str | None] = {}
+    for (url, _t, _c), bag in zip(docs, bags, strict=True):
+        vector = tfidf(bag, idf)
+        scores = [cosine(vector, target) for target in targets]
+        best = int(np.argmax(scores))
+        out[url] = facets[best].name if scores[best] >= PLACE_MIN else None
+    return out
+
+
+def _as_named(stem: str, named: set[str]) -> str:
+    """``stem`` as a facet's name spells it when one begins the other and the shorter
+    has at least STEM_PREFIX letters: the stemmer makes "schedul" of "Schedules" and
+    "schedule" of "Release Schedule"."""
+    if stem in named:
+        return stem
+    for word in named:
+        if min(len(word), len(stem)) >= STEM_PREFIX and (
+            stem.startswith(word) or word.startswith(stem)
+        ):
+            return word
+    return stem
+
+
+def missing_facets(
+    question: str, sections: Sequence[tuple[str, str, str]], room: int
+) -> list[tuple[str, str, str]]:
+    """Places for new pages beside ``sections`` (key, heading, body): the parts of the
+    question that have no section, each as (FACET_KEY + its name, its name, no body) —
+    at most ``room`` of them (the sections the report may still add). A page placed in
+    one opens that part's section. A section whose pages an update cut is gone; when
+    pages about its part come later, they must not go to the nearest other part: a
+    Swift concurrency report lost "Sendable and the move to strict" in 2019, and its
+    Sendable pages of 2021 went to "Actors and isolation"."""
+    if room < 1:
+        return []
+    headed = {heading.casefold() for _k, heading, _b in sections if heading}
+    names = [f.name for f in facets_of(question) if f.name.casefold() not in headed]
+    return [(FACET_KEY + name, name, "") for name in names[:room]]
+
+
+def facet_of(key: str | None) -> str | None:
+    """The part of the question a placement key stands for (``missing_facets``), or None
+    for a section's key."""
+    if key is None or not key.startswith(FACET_KEY):
+        return None
+    return key[len(FACET_KEY) :]

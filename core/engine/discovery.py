@@ -49,9 +49,12 @@ def discover(
     progress: Progress | None = None,
     temporal: bool = True,
     force: bool = False,
+    facet_places: Sequence[tuple[str, str, str]] = (),
 ) -> list[Found]:
     """Search only the window (start, end] for pages new to the pool, and place them.
     A found page the shared pool holds a fresh look at is not fetched again (``refresh``).
+    ``facet_places``: parts of the question with no section, where a page may also be
+    placed (``core.domain.placement.missing_facets``).
 
     One search for the whole question (the probe). When it finds new pages and the
     report cites enough pages to say what its topic is, one search with the words that
@@ -90,7 +93,7 @@ def discover(
         fetched = _fetch_new(session, checks, fetcher, list(hits), end, meter, concurrency, run_id)
     relevance = Relevance(question, search)
     stored = _relevant(relevance, cited, [*earlier, *fetched])
-    found = _pooled(session, report, stored, sections, relevance, cited)
+    found = _pooled(session, report, stored, [*sections, *facet_places], relevance, cited)
     if progress:
         progress(f"found {len(found)} new pages")
     return found

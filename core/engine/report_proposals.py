@@ -43,13 +43,19 @@ def propose_added(
     orphans: list[Found],
     sections: list[Any],
     within: str | None = None,
+    facet: str | None = None,
 ) -> list[SectionProposal]:
     """New sections for new pages that fit no existing one: an outline from the writer,
     then one section per heading; a section the writer fails on is left out (its pages
     stay in the pool for a later update). ``within``: the heading of the full section
-    the pages overflow; they make one section, named as a part of it."""
+    the pages overflow; they make one section, named as a part of it. ``facet``: the
+    part of the question the pages are about, which the report has no section for yet;
+    they make its section, under its name (no outline to ask the writer for)."""
     bundle = [f.evidence for f in orphans]
-    outline = _outline(report.query, meter, writer, bundle, within)
+    if facet is not None:
+        outline = [OutlineItem(facet, 2, tuple(e.marker for e in bundle))]
+    else:
+        outline = _outline(report.query, meter, writer, bundle, within)
     existing = [s.heading for s in sections]
     keys = make_section_keys(existing + [item.heading for item in outline])[len(existing) :]
     out = []
@@ -84,7 +90,7 @@ def propose_added(
                 flags=[*draft_flags(checked), *past_due_notes(checked.body, run.as_of.date())],
                 evidence=[found_row(f) for f in orphans if f.evidence.marker in item.markers],
                 quotes=list(draft.quotes),
-                rationale=" ".join([_why_added(len(mine), within), *corrections(checked)]),
+                rationale=" ".join([_why_added(len(mine), within, facet), *corrections(checked)]),
             )
         )
     return out
@@ -106,10 +112,12 @@ def _outline(
     return [OutlineItem(heading, outline[0].level, markers)]
 
 
-def _why_added(n: int, within: str | None) -> str:
+def _why_added(n: int, within: str | None, facet: str | None = None) -> str:
+    sources = "1 new source is" if n == 1 else f"{n} new sources are"
+    if facet is not None:
+        return f"{sources} about “{facet}”, a part of the question the report had no section for."
     if within is None:
         return f"{sources_fit(n)} no existing section."
-    sources = "1 new source is" if n == 1 else f"{n} new sources are"
     return (
         f"{sources} about “{within}”, which is at its word budget: they get a section of their own."
     )

@@ -18,6 +18,7 @@ from sqlmodel import Session
 from core.dates import as_utc, day
 from core.domain.citations import cited_markers
 from core.domain.facets import facets_of
+from core.domain.placement import facet_fits, facet_of, missing_facets
 from core.domain.prune import words
 from core.domain.report_settings import settings_of
 from core.domain.source_plan import (
@@ -29,7 +30,7 @@ from core.domain.source_plan import (
 )
 from core.engine.claims import claims_of
 from core.engine.costs import CostMeter
-from core.engine.discovery import discover
+from core.engine.discovery import PAGE_TEXT, discover
 from core.engine.evidence import Checked, Found, pool_summary, refresh
 from core.engine.headings import pool_titles, retitle_stale
 from core.engine.overview import DERIVED_KEYS
@@ -70,6 +71,8 @@ class Update(RunContext):
     plan: SourcePlan | None = None  # prune
     assigned: dict[str, list[Found]] = field(default_factory=dict)  # section key → new pages
     orphans: list[Found] = field(default_factory=list)  # new pages no section takes
+    #: a part of the question the report has no section for → the new pages about it
+    facet_pages: dict[str, list[Found]] = field(default_factory=dict)
     splits: dict[str, list[Found]] = field(default_factory=dict)  # full section → its overflow
     #: full section → the sources cut so that a section could give way to its split
     made_room: dict[str, list[int]] = field(default_factory=dict)
@@ -140,6 +143,8 @@ def discover_stage(u: Update) -> None:
     """New pages in the window since the base version. Only window activity says
     something may be new for a section; a changed source does not (refresh handles it),
     so it buys no search. Search down: the refreshed evidence still counts."""
+    own = [(s.key, s.heading, s.body) for s in u.own]
+    room = int(u.cfg.get("max_sections") or 0) - sum(1 for s in u.own if s.level >= 1)
     try:
         u.found = discover(
             u.session,
@@ -147,7 +152,8 @@ def discover_stage(u: Update) -> None:
             question=u.report.query,
             # the report's own sections: a page placed in the derived overview or key
             # facts reached no writer and no review (12% of the Swift bench's new pages)
-            sections=[(s.key, s.heading, s.body) for s in u.own],
+            sections=own,
+            facet_places=missing_facets(u.report.query, own, room),
             hot_sections=set(),
             window=(as_utc(u.base.as_of), as_utc(u.run.as_of)),
             cited_sources={snap.source_id for snap in u.cited.values()},
@@ -198,8 +204,15 @@ def prune_stage(u: Update) -> None:
     assigned: dict[str | None, list[Found]] = {}
     for f in u.found:
         assigned.setdefault(f.section_key, []).append(f)
+    for key in list(assigned):
+        name = facet_of(key)
+        if name is not None:  # about a part of the question with no section yet
+            u.facet_pages[name] = assigned.pop(key)
     orphans = assigned.pop(None, [])
     own = u.own
+    if orphans and facets_of(u.report.query):
+        _by_facet(u, orphans, assigned)
+        orphans = []
     if len(orphans) == 1 and any(s.level >= 1 for s in own):
         target = orphan_target(orphans[0], own)  # one stray page: the closest section
         if target is not None:
@@ -208,6 +221,35 @@ def prune_stage(u: Update) -> None:
     u.assigned = {k: v for k, v in assigned.items() if k is not None}
     u.orphans = orphans
     u.splits = _split_full(u)
+
+
+def _by_facet(u: Update, orphans: list[Found], assigned: dict[str | None, list[Found]]) -> None:
+    """Pages no section takes, in a report whose question names its parts: each goes to
+    the part whose name it shares most words with (``facet_fits``) — to its section, or
+    to a new section for it (``u.facet_pages``). A page about none of the parts is not
+    written up: it stays in the evidence pool, and the run says so."""
+    fits = facet_fits(
+        [(f.evidence.url, f.evidence.title, f.evidence.content[:PAGE_TEXT]) for f in orphans],
+        u.report.query,
+    )
+    headed = {s.heading.casefold(): s.key for s in u.own if s.level >= 1 and s.heading}
+    left: list[Found] = []
+    for f in orphans:
+        name = fits[f.evidence.url]
+        if name is None:
+            left.append(f)
+        elif name.casefold() in headed:
+            assigned.setdefault(headed[name.casefold()], []).append(f)
+        else:
+            u.facet_pages.setdefault(name, []).append(f)
+    if left:
+        out = {f.evidence.marker for f in left}
+        u.found = [f for f in u.found if f.evidence.marker not in out]
+        titles = ", ".join(f"“{f.evidence.title}”" for f in left)
+        u.flags.append(
+            f"{len(left)} new page(s) are about none of the question's parts and were not "
+            f"written up; they stay in the evidence pool: {titles}"
+        )
 
 
 def _split_full(u: Update) -> dict[str, list[Found]]:
@@ -221,7 +263,12 @@ def _split_full(u: Update) -> dict[str, list[Found]]:
     cited = {s.key: cited_markers(s.body) for s in body}
     full = {s.key: (words(s.body), len(set(cited[s.key]))) for s in body}
     incoming = {k: len(v) for k, v in u.assigned.items()}
-    free = int(u.cfg.get("max_sections") or 0) - len(body) - (1 if u.orphans else 0)
+    free = (
+        int(u.cfg.get("max_sections") or 0)
+        - len(body)
+        - (1 if u.orphans else 0)
+        - len(u.facet_pages)
+    )
     split = sections_to_split(full, incoming, budget, max(free, 1))
     if split and free < 1:
         if plan is None or not plan.scores:
@@ -326,19 +373,23 @@ def _new_sections(
     cannot plan a split, the section that was to give way for it keeps its sources. A
     resumed run keeps the ones it already wrote."""
     added = [p for p in done.values() if p.action == Action.ADD]
-    if added or not (u.orphans or u.splits):
+    if added or not (u.orphans or u.splits or u.facet_pages):
         return [(None, p) for p in added]
     u.progress("writing new sections")
     headings = {s.key: s.heading for s in u.sections}
-    groups: list[tuple[str | None, list[Found]]] = [(None, u.orphans)] if u.orphans else []
-    groups += list(u.splits.items())
+    # (the full section split, or None; its pages; the part of the question they are about)
+    groups: list[tuple[str | None, list[Found], str | None]] = [
+        (None, pages, name) for name, pages in u.facet_pages.items()
+    ]
+    groups += [(None, u.orphans, None)] if u.orphans else []
+    groups += [(key, pages, None) for key, pages in u.splits.items()]
     sections = list(u.sections)
     out: list[tuple[str | None, SectionProposal]] = []
-    for parent, pages in groups:
+    for parent, pages, facet in groups:
         within = headings[parent] if parent is not None else None
         try:
             new_sections = propose_added(
-                u.report, u.run, u.meter, u.writer, pages, sections, within=within
+                u.report, u.run, u.meter, u.writer, pages, sections, within=within, facet=facet
             )
         except (WriterFailed, BudgetExceeded) as exc:
             # adding sections is optional: the pages stay in the pool for a later update

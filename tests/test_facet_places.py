@@ -135,6 +135,24 @@ def test_a_page_on_no_part_of_the_question_is_not_written_up() -> None:
     assert u.facet_pages == {"Signing": [signing]}  # its part has none: a new section
     assert u.found == [signing, layout]  # the mascot goes to no writer
     assert u.flags == [
-        "1 new page(s) are about none of the question's parts and were not written up; "
-        "they stay in the evidence pool: “Widget mascot owl”"
+        "1 new page is about none of the question's parts and was not written up; it stays "
+        "in the evidence pool: “Widget mascot owl”"
+    ]
+
+
+def test_the_run_names_every_page_it_leaves_out() -> None:
+    owl = Found(Evidence(5, "https://ex.org/owl", "Widget mascot owl", MASCOT), None)
+    shirts = Found(Evidence(6, "https://ex.org/shirts", "Conference shirts", MASCOT), None)
+    u = SimpleNamespace(
+        report=SimpleNamespace(query=QUESTION),
+        own=[],
+        found=[owl, shirts],
+        flags=[],
+        facet_pages={},
+    )
+    stages._by_facet(u, [owl, shirts], {})  # type: ignore[arg-type]
+    assert u.found == []
+    assert u.flags == [
+        "2 new pages are about none of the question's parts and were not written up; they "
+        "stay in the evidence pool: “Widget mascot owl”, “Conference shirts”"
     ]

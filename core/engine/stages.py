@@ -246,10 +246,13 @@ def _by_facet(u: Update, orphans: list[Found], assigned: dict[str | None, list[F
         out = {f.evidence.marker for f in left}
         u.found = [f for f in u.found if f.evidence.marker not in out]
         titles = ", ".join(f"“{f.evidence.title}”" for f in left)
-        u.flags.append(
-            f"{len(left)} new page(s) are about none of the question's parts and were not "
-            f"written up; they stay in the evidence pool: {titles}"
+        said = (
+            "1 new page is about none of the question's parts and was not written up; it stays"
+            if len(left) == 1
+            else f"{len(left)} new pages are about none of the question's parts and were not "
+            "written up; they stay"
         )
+        u.flags.append(f"{said} in the evidence pool: {titles}")
 
 
 def _split_full(u: Update) -> dict[str, list[Found]]:

@@ -199,13 +199,14 @@ DRAWINGS = (
 )
 
 
-def _crowded_report(tmp_path: Path) -> int:
+def _crowded_report(tmp_path: Path, *extra: dict) -> int:
     """A report at its ``max_sections``, two themes (no facets in its question: any
-    section may give way), and three new signing pages after it."""
+    section may give way), and three new signing pages after it (and ``extra``)."""
     _widget_corpus(
         tmp_path,
         _page("mascot", "2024-01-01", "Widget mascot owl", MASCOT),
         _page("drawings", "2024-01-01", "Widget mascot owl drawings", DRAWINGS),
+        *extra,
     )
     made = create_report(
         "How is the Widget packaging format evolving?",
@@ -258,3 +259,34 @@ def test_new_pages_are_placed_only_in_the_report_s_own_sections(
     monkeypatch.setattr(stages, "discover", discover)
     update_report(report_id, as_of=parse_as_of("2024-07-01"))
     assert offered and not set(offered) & set(DERIVED_KEYS), offered
+
+
+BADGES = (
+    "The widget packaging format mascot owl now appears on widget archive badges too. "
+    "Volunteers drew the widget mascot owl for the widget packaging format conference. "
+)
+
+
+def test_a_section_that_gives_way_takes_no_new_page_and_goes(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The section chosen to make room gets a new page of its own in the same update: the
+    page goes to another section, so the report keeps to its ``max_sections`` (the Swift
+    bench's metaprogramming report had 7 sections of 6)."""
+    report_id = _crowded_report(
+        tmp_path, _page("badges", "2024-06-01", "Widget mascot owl badges", BADGES)
+    )
+    result = update_report(report_id, as_of=parse_as_of("2024-07-01"))
+    with session_scope() as s:
+        props = proposals_of(s, result["run_id"])
+        gone = [p for p in props if p.action == "remove"]
+        kept = [
+            p
+            for p in props
+            if p.action != "remove" and p.level >= 1 and p.heading and p.key not in DERIVED_KEYS
+        ]
+        assert len(gone) == 1, [(p.heading, p.action, p.rationale) for p in props]
+        assert len(kept) <= 2, [(p.heading, p.action) for p in kept]
+        cited = {m for p in kept for m in cited_markers(p.new_text or "")}
+        badges = s.exec(select(PoolEntry).join(Source).where(Source.url == "https://ex.org/badges"))
+        assert any(e.marker in cited for e in badges)  # the new page still went somewhere

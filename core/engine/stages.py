@@ -18,7 +18,7 @@ from sqlmodel import Session
 from core.dates import as_utc, day
 from core.domain.citations import cited_markers
 from core.domain.facets import facets_of
-from core.domain.placement import facet_fits, facet_of, missing_facets
+from core.domain.placement import facet_fits, facet_of, missing_facets, place
 from core.domain.prune import words
 from core.domain.report_settings import settings_of
 from core.domain.source_plan import (
@@ -294,7 +294,26 @@ def _split_full(u: Update) -> dict[str, list[Found]]:
         )
         plan.cuts.update({m: why for m in markers[gives_way]})
         u.made_room[split[0]] = list(markers[gives_way])
+        out = {key: u.assigned.pop(key) for key in split}
+        _replace(u, u.assigned.pop(gives_way, []), [s for s in body if s.key != gives_way])
+        return out
     return {key: u.assigned.pop(key) for key in split}
+
+
+def _replace(u: Update, pages: list[Found], sections: list[Any]) -> None:
+    """The new pages of a section that gives way go to the section each fits best of
+    ``sections`` (the first, when they fit none): a section that still took new pages
+    would stay, and the report would hold more sections than its ``max_sections``. (The
+    full section whose new pages split off may take one: its word budget then decides.)"""
+    if not pages or not sections:
+        return
+    placed = place(
+        [(f.evidence.url, f.evidence.title, f.evidence.content[:PAGE_TEXT]) for f in pages],
+        [(s.key, s.heading, s.body) for s in sections],
+    )
+    for f in pages:
+        key = placed[f.evidence.url][0] or sections[0].key
+        u.assigned.setdefault(key, []).append(f)
 
 
 def propose_stage(u: Update) -> None:

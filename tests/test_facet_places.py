@@ -124,6 +124,7 @@ def test_a_page_on_no_part_of_the_question_is_not_written_up() -> None:
     layout = Found(Evidence(7, "https://ex.org/folders", "Archive layout folders", LAYOUT), None)
     u = SimpleNamespace(
         report=SimpleNamespace(query=QUESTION),
+        cfg={"max_sections": 6},
         own=sections,
         found=[mascot, signing, layout],
         flags=[],
@@ -145,6 +146,7 @@ def test_the_run_names_every_page_it_leaves_out() -> None:
     shirts = Found(Evidence(6, "https://ex.org/shirts", "Conference shirts", MASCOT), None)
     u = SimpleNamespace(
         report=SimpleNamespace(query=QUESTION),
+        cfg={"max_sections": 6},
         own=[],
         found=[owl, shirts],
         flags=[],
@@ -156,3 +158,19 @@ def test_the_run_names_every_page_it_leaves_out() -> None:
         "2 new pages are about none of the question's parts and were not written up; they "
         "stay in the evidence pool: “Widget mascot owl”, “Conference shirts”"
     ]
+
+
+def test_a_part_without_a_section_opens_one_only_while_there_is_room() -> None:
+    sections = [SimpleNamespace(key="layout", heading="Archive layout", level=2, body=LAYOUT)]
+    signing = Found(Evidence(6, "https://ex.org/signing", "Widget archive signing", SIGNING), None)
+    u = SimpleNamespace(
+        report=SimpleNamespace(query=QUESTION),
+        cfg={"max_sections": 1},  # the report is full
+        own=sections,
+        found=[signing],
+        flags=[],
+        facet_pages={},
+    )
+    assigned: dict = {}
+    stages._by_facet(u, [signing], assigned)  # type: ignore[arg-type]
+    assert u.facet_pages == {} and assigned == {"layout": [signing]}  # the closest section

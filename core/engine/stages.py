@@ -226,13 +226,16 @@ def prune_stage(u: Update) -> None:
 def _by_facet(u: Update, orphans: list[Found], assigned: dict[str | None, list[Found]]) -> None:
     """Pages no section takes, in a report whose question names its parts: each goes to
     the part whose name it shares most words with (``facet_fits``) — to its section, or
-    to a new section for it (``u.facet_pages``). A page about none of the parts is not
-    written up: it stays in the evidence pool, and the run says so."""
+    to a new section for it (``u.facet_pages``) while the report has room for one (else
+    to the section it is closest to). A page about none of the parts is not written up:
+    it stays in the evidence pool, and the run says so."""
     fits = facet_fits(
         [(f.evidence.url, f.evidence.title, f.evidence.content[:PAGE_TEXT]) for f in orphans],
         u.report.query,
     )
-    headed = {s.heading.casefold(): s.key for s in u.own if s.level >= 1 and s.heading}
+    body = [s for s in u.own if s.level >= 1]
+    headed = {s.heading.casefold(): s.key for s in body if s.heading}
+    room = int(u.cfg.get("max_sections") or 0) - len(body) - len(u.facet_pages)
     left: list[Found] = []
     for f in orphans:
         name = fits[f.evidence.url]
@@ -240,8 +243,13 @@ def _by_facet(u: Update, orphans: list[Found], assigned: dict[str | None, list[F
             left.append(f)
         elif name.casefold() in headed:
             assigned.setdefault(headed[name.casefold()], []).append(f)
-        else:
+        elif name in u.facet_pages or room > 0:
+            room -= name not in u.facet_pages
             u.facet_pages.setdefault(name, []).append(f)
+        elif (target := orphan_target(f, body)) is not None:
+            assigned.setdefault(target, []).append(f)
+        else:
+            left.append(f)
     if left:
         out = {f.evidence.marker for f in left}
         u.found = [f for f in u.found if f.evidence.marker not in out]
@@ -295,12 +303,12 @@ def _split_full(u: Update) -> dict[str, list[Found]]:
         plan.cuts.update({m: why for m in markers[gives_way]})
         u.made_room[split[0]] = list(markers[gives_way])
         out = {key: u.assigned.pop(key) for key in split}
-        _replace(u, u.assigned.pop(gives_way, []), [s for s in body if s.key != gives_way])
+        _place_again(u, u.assigned.pop(gives_way, []), [s for s in body if s.key != gives_way])
         return out
     return {key: u.assigned.pop(key) for key in split}
 
 
-def _replace(u: Update, pages: list[Found], sections: list[Any]) -> None:
+def _place_again(u: Update, pages: list[Found], sections: list[Any]) -> None:
     """The new pages of a section that gives way go to the section each fits best of
     ``sections`` (the first, when they fit none): a section that still took new pages
     would stay, and the report would hold more sections than its ``max_sections``. (The

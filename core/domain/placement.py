@@ -28,12 +28,12 @@ asks, and is not written up.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from core.domain.facets import facets_of, subject_of
+from core.domain.facets import Facet, facets_of, subject_of
 from core.domain.text import cosine, idf_table, page_terms, terms, tfidf
 from core.domain.vectors import standardised
 
@@ -43,11 +43,17 @@ STEM_PREFIX = 5  # a stem this long matches a facet name's stem it begins (or th
 MIN_ROWS = 3  # pages needed to standardise a section's scores; fewer: raw scores
 
 
-def word_scores(docs: Sequence[tuple[str, str]], sections: Sequence[tuple[str, str]]) -> np.ndarray:
+def word_scores(
+    docs: Sequence[tuple[str, str]],
+    sections: Sequence[tuple[str, str]],
+    spell: Callable[[str], str] | None = None,
+) -> np.ndarray:
     """docs × sections TF-IDF cosines. ``docs``: (title, text); ``sections``: (heading,
-    body)."""
+    body); ``spell``: each word of the docs as the sections spell it, if it differs."""
     targets = [terms(h) * 3 + terms(b) for h, b in sections]
     bags = [page_terms(t, c) for t, c in docs]
+    if spell is not None:
+        bags = [[spell(w) for w in bag] for bag in bags]
     idf = idf_table(targets + bags)
     tvecs = [tfidf(b, idf) for b in targets]
     return np.asarray(
@@ -118,17 +124,16 @@ def facet_fits(docs: Sequence[tuple[str, str, str]], question: str) -> dict[str,
     facets = facets_of(question)
     if not facets or not docs:
         return {url: None for url, _t, _c in docs}
-    names = [terms(f.name) for f in facets]
-    vocabulary = {w for name in names for w in name}
-    bags = [[_as_named(w, vocabulary) for w in page_terms(t, c)] for _u, t, c in docs]
-    idf = idf_table(names + bags)
-    targets = [tfidf(name, idf) for name in names]
+    vocabulary = {w for f in facets for w in terms(f.name)}
+    scores = word_scores(
+        [(t, c) for _u, t, c in docs],
+        [(f.name, "") for f in facets],
+        spell=lambda w: _as_named(w, vocabulary),
+    )
     out: dict[str, str | None] = {}
-    for (url, _t, _c), bag in zip(docs, bags, strict=True):
-        vector = tfidf(bag, idf)
-        scores = [cosine(vector, target) for target in targets]
-        best = int(np.argmax(scores))
-        out[url] = facets[best].name if scores[best] >= PLACE_MIN else None
+    for i, (url, _t, _c) in enumerate(docs):
+        best = int(np.argmax(scores[i]))
+        out[url] = facets[best].name if scores[i, best] >= PLACE_MIN else None
     return out
 
 
@@ -158,9 +163,17 @@ def missing_facets(
     Sendable pages of 2021 went to "Actors and isolation"."""
     if room < 1:
         return []
-    headed = {heading.casefold() for _k, heading, _b in sections if heading}
-    names = [f.name for f in facets_of(question) if f.name.casefold() not in headed]
+    names = [f.name for f, key in facet_sections(question, sections) if key is None]
     return [(FACET_KEY + name, name, "") for name in names[:room]]
+
+
+def facet_sections(
+    question: str, sections: Sequence[tuple[str, str, str]]
+) -> list[tuple[Facet, str | None]]:
+    """Each facet of ``question`` with the key of its section among ``sections`` (key,
+    heading, body) — the one headed by its name — or None when it has none."""
+    headed = {heading.casefold(): key for key, heading, _b in sections if heading}
+    return [(f, headed.get(f.name.casefold())) for f in facets_of(question)]
 
 
 def facet_of(key: str | None) -> str | None:

@@ -14,9 +14,8 @@ import numpy as np
 from sqlmodel import Session, col, select
 
 from core.dates import utcnow
-from core.domain.facets import facets_of
 from core.domain.feedback_query import TEXT_CHARS, feedback_query
-from core.domain.placement import place
+from core.domain.placement import facet_sections, place
 from core.domain.relevance import FLOOR_QUANTILE, RELEVANCE_MIN, Relevance, fuse
 from core.domain.source_plan import superseded_by
 from core.engine.checks import SharedChecks
@@ -147,15 +146,13 @@ def _window_hits(
     if words and hits:
         for h in run_search(words, FEEDBACK_HITS):
             hits.setdefault(h.url, h)
-    facets = facets_of(question)
+    facets = facet_sections(question, sections)  # each with its section, if any
     placed = place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
     activity = Counter(key for key, _fit in placed.values() if key)
     if facets:  # each part of the question the window's new pages touch
-        headed = {heading.casefold(): key for key, heading, _ in sections if heading}
-        own = [headed.get(facet.name.casefold()) for facet in facets]  # its section, if any
         queries = [
             facet.query
-            for facet, key in zip(facets, own, strict=True)
+            for facet, key in facets
             if hits and (key is None or (activity[key] and not words))
         ]
     elif words:

@@ -18,7 +18,7 @@ from sqlmodel import Session
 from core.dates import as_utc, day
 from core.domain.citations import cited_markers
 from core.domain.facets import facets_of
-from core.domain.placement import facet_fits, facet_of, missing_facets, place
+from core.domain.placement import facet_fits, facet_of, facet_sections, missing_facets, place
 from core.domain.prune import words
 from core.domain.report_settings import settings_of
 from core.domain.source_plan import (
@@ -234,15 +234,18 @@ def _by_facet(u: Update, orphans: list[Found], assigned: dict[str | None, list[F
         u.report.query,
     )
     body = [s for s in u.own if s.level >= 1]
-    headed = {s.heading.casefold(): s.key for s in body if s.heading}
+    own = {
+        f.name: key
+        for f, key in facet_sections(u.report.query, [(s.key, s.heading, s.body) for s in body])
+    }
     room = int(u.cfg.get("max_sections") or 0) - len(body) - len(u.facet_pages)
     left: list[Found] = []
     for f in orphans:
         name = fits[f.evidence.url]
         if name is None:
             left.append(f)
-        elif name.casefold() in headed:
-            assigned.setdefault(headed[name.casefold()], []).append(f)
+        elif own.get(name) is not None:
+            assigned.setdefault(own[name], []).append(f)
         elif name in u.facet_pages or room > 0:
             room -= name not in u.facet_pages
             u.facet_pages.setdefault(name, []).append(f)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,12 @@ def test_search_honours_time(workspace: Path, tmp_path: Path) -> None:
         "battery", start_date=parse_as_of("2024-02-01"), end_date=parse_as_of("2024-07-01")
     )
     assert {h.url for h in window} == {"https://ex.org/a", "https://ex.org/b"}
+    # each hit says when its page first appeared: A was only edited in the window
+    first = {h.url: h.first_seen for h in window}
+    assert first == {
+        "https://ex.org/a": datetime(2024, 1, 1, tzinfo=UTC),
+        "https://ex.org/b": datetime(2024, 3, 1, tzinfo=UTC),
+    }
     narrow = corpus.search(
         "battery", start_date=parse_as_of("2024-06-01"), end_date=parse_as_of("2024-07-01")
     )

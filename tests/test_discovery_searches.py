@@ -7,9 +7,10 @@ one search with them, and only facets without a section are searched on their ow
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
-from core.engine.discovery import _window_hits, new_hits
+from core.domain.relevance import Relevance
+from core.engine.discovery import WIDE, _window_hits, new_hits
 from core.sources.base import SearchResult
 
 QUESTION = "What are the widget packaging standards (archive layout, signing, mascots)?"
@@ -26,9 +27,11 @@ class Searches:
     def __init__(self, probe: list[tuple[str, str]]) -> None:
         self.probe = probe
         self.asked: list[str] = []
+        self.fresh_first: list[bool] = []
 
-    def __call__(self, query: str, k: int) -> list[SearchResult]:
+    def __call__(self, query: str, k: int, fresh_first: bool = True) -> list[SearchResult]:
         self.asked.append(query)
+        self.fresh_first.append(fresh_first)
         found = self.probe if len(self.asked) == 1 else []
         return [SearchResult(f"u/{t}", t, s, None, 1.0) for t, s in found]
 
@@ -53,27 +56,89 @@ def test_a_quiet_window_is_one_search() -> None:
 
 
 class Window:
-    """A search provider whose window holds ``pages`` titles, best first."""
+    """A search provider whose window holds ``pages`` titles, best first; a page named
+    in ``older`` first appeared before the window (it was only edited in it)."""
 
     name = "window"
 
-    def __init__(self, pages: list[str]) -> None:
+    def __init__(self, pages: list[str], older: tuple[str, ...] = ()) -> None:
         self.pages = pages
+        self.older = older
 
     def search(self, query: str, *, max_results: int, **_window: object) -> list[SearchResult]:
-        return [SearchResult(f"u/{t}", t, t, None, 1.0) for t in self.pages[:max_results]]
+        return [
+            SearchResult(f"u/{t}", t, t, None, 1.0, first_seen=BEFORE if t in self.older else None)
+            for t in self.pages[:max_results]
+        ]
+
+
+WHEN = (datetime(2023, 1, 1, tzinfo=UTC), datetime(2023, 12, 31, tzinfo=UTC))
+BEFORE = datetime(2019, 5, 1, tzinfo=UTC)
 
 
 def test_a_window_search_counts_the_pages_new_to_the_report() -> None:
     """A busy window's first hits are pages the report already holds, edited in it: the
     search reads WIDE times the pages it keeps and keeps the first new ones."""
-    held = [f"held {n}" for n in range(4)]
+    held = [f"held {n}" for n in range(2 * WIDE)]
     window = Window([*held, "new a", "new b", "new c"])
-    when = (datetime(2023, 1, 1), datetime(2023, 12, 31))
     known = {f"u/{t}" for t in held}
-    assert [h.title for h in new_hits(window, "q", 2, when, known)] == ["new a", "new b"]
-    assert [h.title for h in new_hits(window, "q", 1, when, known)] == []
-    assert [h.title for h in new_hits(window, "q", 3, when, set())] == held[:3]
+    assert [h.title for h in new_hits(window, "q", 3, WHEN, known)] == ["new a", "new b", "new c"]
+    assert [h.title for h in new_hits(window, "q", 2, WHEN, known)] == []
+    assert [h.title for h in new_hits(window, "q", 3, WHEN, set())] == held[:3]
+
+
+ON_TOPIC = [
+    "Widget archive signing with detached signatures",
+    "A new layout for widget archive metadata",
+    "Widget archive layout version two",
+]
+
+
+def test_pages_new_in_the_window_come_before_pages_only_edited_in_it() -> None:
+    """An update searches for what is new: an on-topic page that first appeared in the
+    window comes before one the report never pooled that was only edited in it (it was
+    there for earlier searches to find) — except in the search with the report's own
+    words, which is how such older pages come back."""
+    window = Window(ON_TOPIC, older=tuple(ON_TOPIC[:2]))
+    relevance = Relevance(QUESTION)
+    fresh = new_hits(window, QUESTION, 1, WHEN, set(), relevance)
+    assert [h.title for h in fresh] == [ON_TOPIC[2]]
+    by_rank = new_hits(window, QUESTION, 3, WHEN, set(), relevance, fresh_first=False)
+    assert ON_TOPIC[2] != by_rank[0].title and {h.title for h in by_rank} == set(ON_TOPIC)
+
+
+def test_a_new_page_off_the_question_does_not_come_first() -> None:
+    """Being new does not make a page relevant: an off-topic page new in the window stays
+    behind an on-topic one that was only edited in it."""
+    window = Window([ON_TOPIC[0], OFF_TOPIC[0]], older=(ON_TOPIC[0],))
+    found = new_hits(window, QUESTION, 1, WHEN, set(), Relevance(QUESTION))
+    assert [h.title for h in found] == [ON_TOPIC[0]]
+
+
+OFF_TOPIC = [
+    "Cafeteria lunch menu for the spring term",
+    "Parking permits for staff",
+    "Opening hours of the library over the holidays",
+    "Minutes of the garden committee",
+    "Bus timetable changes in March",
+    "The choir's winter concert",
+]
+
+
+def test_hits_are_ranked_again_by_meaning() -> None:
+    """The search's own order is fused with the hits' meaning: an on-topic page the
+    search ranked fourth comes into the first three."""
+    pages = [*OFF_TOPIC[:3], ON_TOPIC[1], *OFF_TOPIC[3:]]
+    window = Window(pages, older=tuple(pages))
+    by_meaning = new_hits(window, QUESTION, 3, WHEN, set(), Relevance(QUESTION))
+    assert ON_TOPIC[1] in [h.title for h in by_meaning]
+    assert ON_TOPIC[1] not in [h.title for h in new_hits(window, QUESTION, 3, WHEN, set())]
+
+
+def test_the_search_with_the_reports_own_words_does_not_put_new_pages_first() -> None:
+    search = Searches([("Widget layout two", "a new widget archive layout moves metadata")])
+    _window_hits(search, QUESTION, SECTIONS, set(), 5, WORDS)
+    assert search.fresh_first == [True, False]
 
 
 WORDS = "widget archive signature manifest"  # what the report's cited pages share

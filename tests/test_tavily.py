@@ -60,7 +60,7 @@ def test_window_dates_and_parameters_reach_the_api(tavily: FakeTavily) -> None:
         "https://example.org/prices",
     ]
     assert hits[0].title == "Grid storage outlook" and hits[0].snippet == "Grid storage grew fast."
-    assert hits[0].date == datetime(2026, 3, 2, tzinfo=UTC)
+    assert hits[0].date == hits[0].first_seen == datetime(2026, 3, 2, tzinfo=UTC)
     assert hits[0].raw_content and hits[1].raw_content is None
 
 

@@ -66,6 +66,10 @@ def discover(
     for a question with no facets, one per section the probe found window activity for
     — at least HOT_MIN new pages placed there — and at most a third of the sections,
     busiest first (plus any in ``hot_sections``).
+
+    Each search's hits are ranked again by meaning, and in all but the one with the
+    report's words, pages on the question that first appeared in the window come first
+    (``new_hits``).
     """
     start, end = window
     if start >= end:
@@ -74,9 +78,11 @@ def discover(
     known = set(session.exec(pooled).all())
     earlier = _fetched_before(session, run_id, end, cited_sources)
 
-    def run_search(query: str, k: int) -> list[SearchResult]:
+    relevance = Relevance(question, search)
+
+    def run_search(query: str, k: int, fresh_first: bool = True) -> list[SearchResult]:
         meter.add("discover", search.name, searches=1)
-        return new_hits(search, query, k, window, known)
+        return new_hits(search, query, k, window, known, relevance, fresh_first=fresh_first)
 
     if progress:
         progress("searching for new evidence")
@@ -90,7 +96,6 @@ def discover(
     )
     with meter.stage("fetch"):
         fetched = _fetch_new(session, checks, fetcher, list(hits), end, meter, concurrency, run_id)
-    relevance = Relevance(question, search)
     stored = _relevant(relevance, cited, [*earlier, *fetched])
     found = _pooled(session, report, stored, [*sections, *facet_places], relevance, cited)
     if progress:
@@ -104,15 +109,36 @@ def new_hits(
     k: int,
     window: tuple[datetime, datetime],
     known: set[str],
+    relevance: Relevance | None = None,
+    *,
+    fresh_first: bool = True,
 ) -> list[SearchResult]:
-    """The first ``k`` hits of ``query`` in ``window`` that are not ``known`` (in the
+    """The ``k`` best hits of ``query`` in ``window`` that are not ``known`` (in the
     report's pool). The window also holds the pages the report has that were edited in
     it — in a busy window most of the first hits — so the search reads WIDE times ``k``.
-    A typing report's 2023 probe had 7 new pages among its first 20 hits; reading on,
-    its section searches brought in "TypedDict: Read-only items"."""
+
+    With ``relevance``, the hits are ranked again by meaning (title and snippet) fused
+    with the search's order, so a page on the question that shares few of its words
+    still comes up; and, ``fresh_first``, the pages on the question (RELEVANCE_MIN) that
+    first appeared in the window come before those only edited in it: a page the report
+    never pooled that was edited in the window was there for earlier searches to find.
+    In PEP packaging's 2025 window, "Index support for Trusted Publishing" was the
+    question's 55th hit and the 16th page new in the window."""
     start, end = window
     found = search.search(query, max_results=k * WIDE, start_date=start, end_date=end)
-    return [h for h in found if h.url not in known][:k]
+    hits = {h.url: h for h in found if h.url not in known}
+    order = list(hits)
+    if relevance is not None and hits:
+        meaning = relevance.page_scores({u: (h.title, h.snippet) for u, h in hits.items()})
+        order = fuse(order, meaning)
+        if fresh_first:
+            order.sort(key=lambda u: not (_new_in(hits[u], start) and meaning[u] >= RELEVANCE_MIN))
+    return [hits[u] for u in order[:k]]
+
+
+def _new_in(hit: SearchResult, start: datetime) -> bool:
+    """Did the page first appear after ``start`` (or is that unknown)?"""
+    return hit.first_seen is None or hit.first_seen > start
 
 
 def _fetched_before(
@@ -129,7 +155,7 @@ def _fetched_before(
 
 
 def _window_hits(
-    run_search: Callable[[str, int], list[SearchResult]],
+    run_search: Callable[..., list[SearchResult]],
     question: str,
     sections: Sequence[tuple[str, str, str]],
     hot_sections: set[str],
@@ -144,7 +170,9 @@ def _window_hits(
     for h in run_search(question, per_query * PROBE_SHARE):
         hits.setdefault(h.url, h)
     if words and hits:
-        for h in run_search(words, FEEDBACK_HITS):
+        # the report's own words also find the older pages it never pooled: no page
+        # comes first for being new
+        for h in run_search(words, FEEDBACK_HITS, fresh_first=False):
             hits.setdefault(h.url, h)
     facets = facet_sections(question, sections)  # each with its section, if any
     placed = place([(h.url, h.title, h.snippet) for h in hits.values()], sections)
@@ -308,7 +336,7 @@ def _named(url: str, title: str, names: set[str]) -> bool:
     return any(name in where for name in names)
 
 
-WIDE = 3  # a window search reads this many times the new pages it keeps
+WIDE = 16  # a window search reads this many times the new pages it keeps
 PROBE_SHARE = 5  # the probe keeps this many times the new pages a search keeps
 HOT_MIN = 2  # new pages the question-level probe must place in a section to search it
 HOT_SHARE = 1 / 3  # at most this share of sections gets a follow-up search, busiest first

@@ -47,6 +47,7 @@ class SearchResult:
     date: datetime | None  # when this content was published / last updated
     score: float
     raw_content: str | None = None  # when the provider returns the page with the hit
+    first_seen: datetime | None = None  # when the page first appeared, if known
 
 
 @dataclass(frozen=True)

@@ -250,14 +250,16 @@ class Corpus:
         end_date: datetime | None = None,
     ) -> list[SearchResult]:
         """BM25-ranked pages visible at ``end_date`` (default: now) whose visible
-        version dates from after ``start_date`` (if given)."""
+        version dates from after ``start_date`` (if given), each with the date of its
+        first version (``first_seen``)."""
         expr = self.match_expression(query)
         if not expr:
             return []
         end = stored_time(end_date or utcnow())
         sql = (
             "SELECT v.url, v.title, v.as_of, snippet(fts, 1, '', '', ' … ', 24),"
-            " bm25(fts, 4.0, 1.0) AS score"
+            " bm25(fts, 4.0, 1.0) AS score,"
+            " (SELECT MIN(f.as_of) FROM versions f WHERE f.url = v.url)"
             " FROM fts JOIN versions v ON v.id = fts.rowid"
             " WHERE fts MATCH ? AND v.gone = 0 AND v.as_of <= ?"
             " AND (v.valid_until IS NULL OR v.valid_until > ?)"
@@ -270,9 +272,14 @@ class Corpus:
         params.append(max(1, int(max_results)))
         return [
             SearchResult(
-                url=u, title=t, snippet=" ".join(s.split()), date=parse_stored_time(a), score=-sc
+                url=u,
+                title=t,
+                snippet=" ".join(s.split()),
+                date=parse_stored_time(a),
+                score=-sc,
+                first_seen=parse_stored_time(first),
             )
-            for u, t, a, s, sc in self._conn.execute(sql, params)
+            for u, t, a, s, sc, first in self._conn.execute(sql, params)
         ]
 
     def match_expression(self, query: str) -> str:

@@ -140,14 +140,16 @@ class TavilySearch:
             raw = raw if isinstance(raw, str) and raw.strip() else None
             if raw is not None and self.cache is not None:
                 self.cache.put(url, title, raw)
+            published = _parse_date(hit.get("published_date"))
             out.append(
                 SearchResult(
                     url=url,
                     title=title,
                     snippet=" ".join(str(hit.get("content") or "").split()),
-                    date=_parse_date(hit.get("published_date")),
+                    date=published,
                     score=float(hit.get("score") or 0.0),
                     raw_content=raw,
+                    first_seen=published,  # Tavily dates a page by its publication
                 )
             )
         return out

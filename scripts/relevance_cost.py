@@ -15,6 +15,11 @@ With ``--place`` it times placing the last third of the pages among six sections
 the others (``core.domain.placement.place``: words and meaning, the others as the pages
 the report cites), the model already loaded, against words alone.
 
+With ``--hits`` it times an update's window search as discovery makes it
+(``core.engine.discovery.new_hits``, PEP packaging's question over 2025): the search
+alone, and the search with its hits ranked again by meaning (title and snippet, the
+model loaded, each search's hits embedded afresh).
+
 With ``--excerpt`` it times cutting each page to what an LLM revision is shown of a new
 source (``core.domain.excerpts.excerpt``: its opening and the paragraphs closest to the
 section), the model already loaded.
@@ -43,10 +48,14 @@ def main() -> int:
     parser.add_argument("--place", action="store_true")
     parser.add_argument("--rank", action="store_true")
     parser.add_argument("--excerpt", action="store_true")
+    parser.add_argument("--hits", action="store_true")
+    parser.add_argument("--wide", type=int, help="with --hits: read this many times the hits kept")
     args = parser.parse_args()
     corpus = Corpus.open(args.corpus)
     if args.centre:
         return centre_cost(corpus)
+    if args.hits:
+        return hits_cost(corpus, args.wide)
     when = parse_as_of("2025-12-31")
     hits = corpus.search(args.question, max_results=args.pages, end_date=when)
     pages = {h.url: corpus.fetch(h.url, when) for h in hits}
@@ -106,6 +115,35 @@ def rank_cost(question: str, corpus: Corpus, pages: dict) -> int:
             relevance.hybrid_scores(keyed, semantic, with_feedback=feedback)
         each = (time.perf_counter() - wall) / 5
         print(f"ranking {len(keyed)} pages by words and meaning, {label}: {each:.3f} s")
+    return 0
+
+
+def hits_cost(corpus: Corpus, wide: int | None) -> int:
+    import time
+
+    import core.engine.discovery as discovery
+    from core.domain.relevance import Relevance
+    from core.domain.report_settings import ReportSettings
+    from core.engine.discovery import PROBE_SHARE, new_hits
+
+    discovery.WIDE = wide or discovery.WIDE
+
+    question = (
+        "What are the current Python packaging standards (metadata, build backends, wheels,"
+        " lock files, package indexes) and how have they changed?"
+    )
+    window = (parse_as_of("2024-12-31"), parse_as_of("2025-12-31"))
+    keep = ReportSettings().discover_results * PROBE_SHARE
+    Relevance(question, corpus).scores(["warm up"])  # the model loads once per process
+    for label, meaning in (("search alone", False), ("ranked again by meaning", True)):
+        runs = []
+        for _ in range(5):
+            relevance = Relevance(question, corpus) if meaning else None  # nothing cached
+            wall = time.perf_counter()
+            new_hits(corpus, question, keep, window, set(), relevance)
+            runs.append(time.perf_counter() - wall)
+        read = keep * discovery.WIDE
+        print(f"probe keeping {keep} of {read} hits, {label}: {min(runs):.3f} s")
     return 0
 
 

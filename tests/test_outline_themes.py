@@ -126,3 +126,44 @@ def test_a_theme_named_by_a_word_of_the_question_is_named_by_what_its_pages_shar
     assert heading_for(iron, {}, STORAGE_Q, pages) == "Iron-air"
     plain = [ev(8, "Storage at Ashgrove", "A big site."), ev(9, "Storage at Sable", "Small.")]
     assert heading_for(plain, {}, STORAGE_Q, pages) == "Storage"
+
+
+PROJECTS = [
+    ev(10, "Kestrel Flats battery", "Kestrel Flats is a four-hour lithium battery project."),
+    ev(11, "Copperline battery park", "Copperline is a four-hour lithium battery project."),
+]
+
+
+def test_a_theme_is_named_by_a_phrase_not_a_list_of_its_title_words() -> None:
+    """Titles that share only single words made "Thermal and storage"; what the pages
+    say they are about names the theme."""
+    thermal = [
+        ev(1, "Tarnwick Thermal Storage Project", "Tarnwick stores heat: thermal storage."),
+        ev(2, "Cinderwell HeatVault storage system", "HeatVault is molten-salt thermal storage."),
+        ev(3, "Thermal plant grant", "A grant for thermal storage at old power stations."),
+    ]
+    assert " and " in str(theme_name(thermal, {}))  # "Storage and thermal"
+    assert heading_for(thermal, {}, STORAGE_Q, PROJECTS).casefold() == "thermal storage"
+
+
+def test_a_phrase_of_the_questions_own_words_names_no_part_of_it() -> None:
+    """Asked about storage projects, "Storage Project" (two titles share it) says nothing:
+    the phrase the pages' openings share names the section."""
+    sodium = [
+        ev(1, "Pellow Marsh Sodium-ion Storage Project", "Pellow uses sodium-ion storage."),
+        ev(2, "Orton Storage Project", "Orton will be sodium-ion storage from Saltmarsh."),
+    ]
+    assert shared_phrase([p.title for p in sodium]) == "Storage Project"
+    assert heading_for(sodium, {}, STORAGE_Q, PROJECTS) == "Sodium-ion Storage"
+
+
+def test_a_piece_of_a_name_or_one_pages_title_is_no_heading() -> None:
+    """Pages that all mention one project share its name, not a theme: neither the
+    project page's title nor a piece of it ("Ridge Solar-plus-Storage") heads them."""
+    ridge = [
+        ev(1, "Sable Ridge Solar-plus-Storage", "Sable Ridge Solar-plus-Storage opened in 2024."),
+        ev(2, "Storage market recap", "The largest battery is Sable Ridge Solar-plus-Storage."),
+        ev(3, "Storage duration debate", "Four hours, as at Sable Ridge Solar-plus-Storage."),
+    ]
+    heading = heading_for(ridge, {}, STORAGE_Q, PROJECTS)
+    assert "Solar-plus-Storage" not in heading and "Sable Ridge" not in heading

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from core.domain.header_blocks import page_body
 from core.domain.periods import PERIOD_WORD, TITLE_WORD
@@ -72,18 +73,25 @@ def heading_for(
     question: str,
     others: Sequence[Evidence] = (),
 ) -> str:
-    """A heading from the cluster's dominant title words (``theme_name``), else its
-    first page's title. A word the question already says names no part of it ("Storage"
-    twice, in a report on battery storage projects): then the phrase the pages'
-    openings share and the ``others`` (the rest of the report's pages) do not, when
-    there is one (``opening_phrase``: "Long-Duration Storage")."""
-    name = theme_name(members, title_idf)
-    if name is None:
+    """A heading for a cluster of pages: a phrase two or more of their titles share that
+    says more than the question does ("Flow batteries"); else the phrase their titles and
+    openings share and the ``others`` (the rest of the report's pages) do not
+    (``opening_phrase``: "Long-Duration Storage", "Thermal Storage"); else their most
+    telling shared title words (``theme_name``); else the first page's title. The shared
+    title words read as a list of keywords ("Fire, battery and storage"), and a phrase of
+    the question's own words names no part of it ("Storage Project", in a report on
+    battery storage projects)."""
+    if len(members) == 1:
         return short_title(members[0].title)
     said = set(terms(question))
-    if " " not in name and set(terms(name)) <= said:  # "Storage", asked about storage
-        return opening_phrase(members, others, question) or name
-    return name
+    phrase = shared_phrase([clean_inline(ev.title) for ev in members])
+    if phrase and not set(terms(phrase)) <= said:
+        return phrase
+    return (
+        opening_phrase(members, others, question)
+        or theme_name(members, title_idf)
+        or short_title(members[0].title)
+    )
 
 
 def opening_phrase(
@@ -91,14 +99,18 @@ def opening_phrase(
 ) -> str | None:
     """A run of two to four words of a member's title that most of ``members``' titles
     and openings hold (at least two of them, half or more) and fewest of ``others``' do;
-    not a run of the question's words only, none starting or ending on a stop word, a
-    number or a period. None when no such run is shared more by the members than by the
-    others. A run of the openings alone names what pages say in passing ("PEP
-    proposes", a link's "swift-evolution blob"), not what they are about."""
+    not a run of the question's words only, nor a member's whole title or a piece of a
+    name (a run always after the same word, or always before one: "Ridge
+    Solar-plus-Storage" of "Sable Ridge Solar-plus-Storage"), none starting or ending on
+    a stop word, a number or a period. None when no such run is shared more by the
+    members than by the others. A run of the openings alone names what pages say in
+    passing ("PEP proposes", a link's "swift-evolution blob"), not what they are about."""
     said = set(terms(question))
     surface: dict[tuple[str, ...], str] = {}
     titled = set(_runs(members, said, surface, 0))
-    mine, theirs = _runs(members, said, surface), _runs(others, said, surface)
+    whole = {clean_inline(page.title).casefold() for page in members}  # a page's, not theirs
+    places: dict[tuple[str, ...], Places] = {}
+    mine, theirs = _runs(members, said, surface, places=places), _runs(others, said, surface)
     need = max(2, -(-len(members) // 2))
     ranked = sorted(
         (
@@ -107,12 +119,29 @@ def opening_phrase(
             surface[key],
         )
         for key, pages in mine.items()
-        if len(pages) >= need and key in titled
+        if len(pages) >= need
+        and key in titled
+        and surface[key].casefold() not in whole
+        and not places[key].piece()
+        and len(pages) / len(members) > len(theirs.get(key, ())) / max(1, len(others))
     )
-    if not ranked or ranked[0][0] >= 0:
+    if not ranked:
         return None
     text = ranked[0][2]
     return text[0].upper() + text[1:]
+
+
+@dataclass
+class Places:
+    """Where a run of words occurs: the words (stemmed) before and after it, None at a
+    sentence's edge or for a stop word."""
+
+    before: set[str | None] = field(default_factory=set)
+    after: set[str | None] = field(default_factory=set)
+
+    def piece(self) -> bool:
+        """A piece of a longer name: always after the same word, or always before one."""
+        return any(len(words) == 1 and None not in words for words in (self.before, self.after))
 
 
 def _runs(
@@ -120,10 +149,12 @@ def _runs(
     said: set[str],
     surface: dict[tuple[str, ...], str],
     opening: int = OPENING_CHARS,
+    places: dict[tuple[str, ...], Places] | None = None,
 ) -> dict[tuple[str, ...], set[int]]:
     """Stemmed runs of 2–4 words of each page's title and the first ``opening``
     characters of its words (header block out, links reduced to their text) → the pages
-    (markers) holding it; ``surface`` gets each run's first spelling."""
+    (markers) holding it; ``surface`` gets each run's first spelling, ``places`` where
+    it occurs (``Places``)."""
     out: dict[tuple[str, ...], set[int]] = {}
     for page in pages:
         body = strip_links(page_body(page.content))[:opening] if opening else ""
@@ -138,7 +169,17 @@ def _runs(
                     if not all(k in said for k in key):
                         out.setdefault(key, set()).add(page.marker)
                         surface.setdefault(key, " ".join(run))
+                        if places is not None:
+                            _place(places.setdefault(key, Places()), words, i, n)
     return out
+
+
+def _place(places: Places, words: list[str], i: int, n: int) -> None:
+    """Note where ``words[i : i + n]`` occurs: the words beside it."""
+    before = words[i - 1].casefold() if i else None
+    after = words[i + n].casefold() if i + n < len(words) else None
+    places.before.add(None if before is None or before in STOP else stem(before))
+    places.after.add(None if after is None or after in STOP else stem(after))
 
 
 def theme_name(members: list[Evidence], title_idf: dict[str, float]) -> str | None:

@@ -11,7 +11,13 @@ import pytest
 
 from core.dates import parse_as_of
 from core.domain.citations import cited_markers
-from core.domain.placement import FACET_KEY, facet_fits, facet_of, missing_facets
+from core.domain.placement import (
+    FACET_KEY,
+    facet_fits,
+    facet_of,
+    facet_sections,
+    missing_facets,
+)
 from core.engine import research, stages
 from core.engine.creation import create_report
 from core.engine.evidence import Found
@@ -174,3 +180,29 @@ def test_a_part_without_a_section_opens_one_only_while_there_is_room() -> None:
     assigned: dict = {}
     stages._by_facet(u, [signing], assigned)  # type: ignore[arg-type]
     assert u.facet_pages == {} and assigned == {"layout": [signing]}  # the closest section
+
+
+def test_an_analysts_own_headings_are_the_parts_they_name() -> None:
+    """An imported report heads its sections in its own words: "Costs and prices" is the
+    Costs part's section, "Market rules and policy" the Policies part's. Were they not, a
+    page about costs would open a second "Costs" section beside "Costs and prices"."""
+    question = (
+        "Where does grid-scale battery energy storage stand: which technologies, what "
+        "costs, which deployments, and which policies shape it?"
+    )
+    sections = [
+        ("t", "Technologies", ""),
+        ("c", "Costs and prices", ""),
+        ("d", "Deployments and project pipeline", ""),
+        ("p", "Market rules and policy", ""),
+        ("s", "Safety", ""),
+    ]
+    found = {f.name: key for f, key in facet_sections(question, sections)}
+    assert found == {"Technologies": "t", "Costs": "c", "Deployments": "d", "Policies": "p"}
+    assert missing_facets(question, sections, room=2) == []
+    # a section headed by the part's very name comes first; each section is one part's
+    both = [("x", "Costs of storage", ""), ("y", "Costs", "")]
+    assert dict((f.name, k) for f, k in facet_sections("Storage: costs, risks?", both)) == {
+        "Costs": "y",
+        "Risks": None,
+    }

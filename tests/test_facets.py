@@ -158,3 +158,23 @@ def test_the_offline_planner_keeps_the_topic_in_every_clause_query() -> None:
     assert all(q.endswith("static typing Python") for q in queries[1:])
     asking = {"how", "is", "which", "were", "what", "in"}
     assert not any(asking & set(q.casefold().split()) for q in queries[1:])
+
+
+def test_a_list_of_things_each_asked_about_names_the_facets() -> None:
+    """ "which technologies, what costs, …" asks about each thing in turn: those are the
+    parts, and a verb after the last one is not part of its name."""
+    facets = facets_of(
+        "Where does grid-scale battery energy storage stand: which technologies, what "
+        "costs, which deployments, and which policies shape it?"
+    )
+    assert [f.name for f in facets] == ["Technologies", "Costs", "Deployments", "Policies"]
+    assert facets[1].query == "costs grid-scale battery energy storage"
+    # clauses are not things: a question asking what happened to one thing has no parts
+    assert (
+        facets_of(
+            "How is static typing in Python evolving: which type-system features were "
+            "proposed, accepted, or finalised, and what is still open?"
+        )
+        == []
+    )
+    assert facets_of("Storage in 2026: which projects are built, what costs apply?") == []

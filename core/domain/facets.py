@@ -29,7 +29,7 @@ _ASKING = frozenset(
     had can could will would should may might been being be the a an and or of to in on for
     from with by its it this that these those they them their there how's what's currently
     current work works working evolving evolve evolved progressing changing changed
-    developing""".split()
+    developing stand stands""".split()
 )
 MAX_FACETS = 8
 MAX_ITEM_WORDS = 12  # a longer list item is a clause, not a named facet
@@ -126,14 +126,38 @@ def _is_named(item: str) -> bool:
 
 
 def _after_colon(question: str) -> tuple[str, str] | None:
-    """(list, rest) when the text after the first colon is a list of named things."""
+    """(list, rest) when the text after the first colon is a list of named things, or
+    of things each asked about ("which technologies, what costs, … and which policies
+    shape it": ``_asked_things``)."""
     head, sep, tail = question.partition(":")
     if not sep:
         return None
     items = [_clean_item(i) for i in _top_level_split(tail.rstrip(" ?.!"))]
     if _is_list(items):
         return tail.rstrip(" ?.!"), head
+    things = _asked_things(items)
+    if things:
+        return ", ".join(things), head
     return None
+
+
+def _asked_things(items: list[str]) -> list[str]:
+    """The things a list of "which …" / "what …" items asks about, each item one thing
+    (a verb after the last one dropped: "which policies shape it" → policies); none
+    unless every item, and at least two, asks so."""
+    things: list[str] = []
+    for item in items:
+        asked = re.match(r"(?:which|what)\s+(?P<thing>.+)", item, re.I)
+        if asked is None:
+            return []
+        thing = asked.group("thing")
+        clause = _WHICH.match(item)
+        if clause and clause.group("verb").casefold() not in _ASKING:
+            thing = clause.group("thing")
+        if not _is_named(thing) or _asks(thing):
+            return []
+        things.append(thing)
+    return things if len(things) >= 2 else []
 
 
 def subject_of(text: str) -> str:

@@ -171,9 +171,23 @@ def facet_sections(
     question: str, sections: Sequence[tuple[str, str, str]]
 ) -> list[tuple[Facet, str | None]]:
     """Each facet of ``question`` with the key of its section among ``sections`` (key,
-    heading, body) — the one headed by its name — or None when it has none."""
-    headed = {heading.casefold(): key for key, heading, _b in sections if heading}
-    return [(f, headed.get(f.name.casefold())) for f in facets_of(question)]
+    heading, body), or None when it has none: the section headed by its name, else the
+    first whose heading holds every word of it — an analyst's own outline names the
+    parts in its words ("Costs" → "Costs and prices", "Policies" → "Market rules and
+    policy"). A section is one facet's."""
+    facets = facets_of(question)
+    exact = {heading.casefold(): key for key, heading, _b in sections if heading}
+    found = {f.name: exact[f.name.casefold()] for f in facets if f.name.casefold() in exact}
+    for facet in facets:
+        words = set(terms(facet.name))
+        if facet.name in found or not words:
+            continue
+        for key, heading, _b in sections:
+            held = set(terms(heading))
+            if key not in found.values() and all(_as_named(w, held) in held for w in words):
+                found[facet.name] = key
+                break
+    return [(f, found.get(f.name)) for f in facets]
 
 
 def facet_of(key: str | None) -> str | None:

@@ -8,7 +8,13 @@ one search with them, and only facets without a section are searched on their ow
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
+import pytest
+
+import core.domain.relevance as relevance_module
+from core.app import actions
+from core.dates import parse_as_of
 from core.domain.relevance import Relevance
 from core.engine.discovery import WIDE, _window_hits, new_hits
 from core.sources.base import SearchResult
@@ -161,3 +167,16 @@ def test_a_quiet_window_is_one_search_whatever_the_words() -> None:
     search = Searches([])
     _window_hits(search, QUESTION, SECTIONS, set(), 5, WORDS)
     assert search.asked == [QUESTION]
+
+
+def test_a_quiet_update_loads_no_model(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing changed and nothing new: the update scores nothing, so a one-off CLI
+    update pays no model load (discovery's ranking by meaning waits for a hit)."""
+    actions.demo()
+
+    def no_model(texts: object) -> object:
+        raise AssertionError("the model was used")
+
+    monkeypatch.setattr(relevance_module, "_embed", no_model)
+    done = actions.update(1, as_of=parse_as_of("2026-01-20"))
+    assert done.run_id

@@ -37,7 +37,7 @@ import base64
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -128,11 +128,25 @@ class Relevance:
         blended with a topic clause (a text that is not a question as the analyst asked it,
         such as "Heading: question")."""
         self.question = question
-        self.centre = collection_centre(collection)
-        self._query = _embed([question])[0] if as_asked else _question_vector(question)
+        self._collection = collection
+        self._as_asked = as_asked
         self._vectors: dict[str, np.ndarray] = {}  # text → embedding: an update embeds a
         # page once for its relevance and again for its placement
-        self._score = self._scorer(self._query)
+
+    # made when first scored: a quiet update's discovery makes a Relevance and scores
+    # nothing, and then loads no model
+    @cached_property
+    def centre(self) -> Centre | None:
+        return collection_centre(self._collection)
+
+    @cached_property
+    def _query(self) -> np.ndarray:
+        question = self.question
+        return _embed([question])[0] if self._as_asked else _question_vector(question)
+
+    @cached_property
+    def _score(self) -> Callable[[np.ndarray], np.ndarray]:
+        return self._scorer(self._query)
 
     def _scorer(self, query: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         if self.centre is None:

@@ -16,7 +16,7 @@ import core.domain.relevance as relevance_module
 from core.app import actions
 from core.dates import parse_as_of
 from core.domain.relevance import Relevance
-from core.engine.discovery import WIDE, _window_hits, new_hits
+from core.engine.discovery import WIDE, _new_in, _window_hits, new_hits
 from core.sources.base import SearchResult
 
 QUESTION = "What are the widget packaging standards (archive layout, signing, mascots)?"
@@ -111,6 +111,13 @@ def test_pages_new_in_the_window_come_before_pages_only_edited_in_it() -> None:
     assert [h.title for h in fresh] == [ON_TOPIC[2]]
     by_rank = new_hits(window, QUESTION, 3, WHEN, set(), relevance, fresh_first=False)
     assert ON_TOPIC[2] != by_rank[0].title and {h.title for h in by_rank} == set(ON_TOPIC)
+
+
+def test_a_date_without_a_zone_is_taken_as_utc() -> None:
+    """Another provider may date a page without a zone; the window has one."""
+    naive = SearchResult("u/n", "n", "n", None, 1.0, first_seen=datetime(2023, 5, 1))
+    assert _new_in(naive, WHEN[0])
+    assert not _new_in(naive, datetime(2023, 6, 1, tzinfo=UTC))
 
 
 def test_a_new_page_off_the_question_does_not_come_first() -> None:

@@ -13,7 +13,7 @@ from datetime import datetime
 import numpy as np
 from sqlmodel import Session, col, select
 
-from core.dates import utcnow
+from core.dates import as_utc, utcnow
 from core.domain.feedback_query import TEXT_CHARS, feedback_query
 from core.domain.placement import facet_sections, place
 from core.domain.relevance import FLOOR_QUANTILE, RELEVANCE_MIN, Relevance, fuse
@@ -137,8 +137,9 @@ def new_hits(
 
 
 def _new_in(hit: SearchResult, start: datetime) -> bool:
-    """Did the page first appear after ``start`` (or is that unknown)?"""
-    return hit.first_seen is None or hit.first_seen > start
+    """Did the page first appear after ``start`` (or is that unknown)? A provider may
+    give a date without a zone: it is taken as UTC, as the window is."""
+    return hit.first_seen is None or as_utc(hit.first_seen) > as_utc(start)
 
 
 def _fetched_before(

@@ -76,8 +76,9 @@ def heading_for(
     """A heading for a cluster of pages: a phrase two or more of their titles share that
     says more than the question does ("Flow batteries"); else the phrase their titles and
     openings share and the ``others`` (the rest of the report's pages) do not
-    (``opening_phrase``: "Long-Duration Storage", "Thermal Storage"); else their most
-    telling shared title words (``theme_name``); else the first page's title. The shared
+    (``opening_phrase``: "Long-Duration Storage", "Thermal Storage"); else the titles'
+    phrase after all; else their most telling shared title words; else the first page's
+    title. The shared
     title words read as a list of keywords ("Fire, battery and storage"), and a phrase of
     the question's own words names no part of it ("Storage Project", in a report on
     battery storage projects)."""
@@ -89,7 +90,8 @@ def heading_for(
         return phrase
     return (
         opening_phrase(members, others, question)
-        or theme_name(members, title_idf)
+        or phrase
+        or _title_words(members, title_idf)
         or short_title(members[0].title)
     )
 
@@ -187,9 +189,14 @@ def theme_name(members: list[Evidence], title_idf: dict[str, float]) -> str | No
     title words (title-cased, up to three); None for one page, or titles sharing none."""
     if len(members) == 1:
         return None
-    phrase = shared_phrase([clean_inline(ev.title) for ev in members])
-    if phrase:
-        return phrase
+    return shared_phrase([clean_inline(ev.title) for ev in members]) or _title_words(
+        members, title_idf
+    )
+
+
+def _title_words(members: list[Evidence], title_idf: dict[str, float]) -> str | None:
+    """The most telling words two or more of the pages' titles share, as a list ("Fire,
+    battery and storage"); None when they share none."""
     words: Counter[str] = Counter()
     surface: dict[str, str] = {}
     for ev in members:

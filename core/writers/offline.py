@@ -70,6 +70,17 @@ class OfflineWriter:
         base = self.sentences_per_section
         return base if pages < 3 else max(base, min(2 * pages, 2 * base))
 
+    def new_sentence_limit(self, pages: int) -> int:
+        """The sentences an update quotes from the new pages it adds to a section: half a
+        new section's, and two per page when more pages came (up to a new section's
+        most). Every new page sent here has passed the report's source budget; at three
+        sentences for however many came, a Swift concurrency update wrote one of the four
+        actor proposals placed in "Actors and isolation" ("`sending` parameter and result
+        values" and "`@isolated(any)` Function Types" were left out, while the review
+        said all four fit). The section's word budget then trims (``fit_words``)."""
+        base = max(2, self.sentences_per_section // 2)
+        return max(base, min(2 * pages, 2 * self.sentences_per_section))
+
     # -- planning -------------------------------------------------------------------
     def plan_queries(self, question: str, max_queries: int = 4) -> list[str]:
         """The whole question, then its topic (the first clause's naming words), then each
@@ -182,7 +193,7 @@ class OfflineWriter:
                 paragraphs.append("\n".join(kept_lines) if len(lines) > 1 else kept_lines[0])
         _state_declared_news(paragraphs, changes)
         if new_evidence:
-            room = max(2, self.sentences_per_section // 2)
+            room = self.new_sentence_limit(len(new_evidence))
             for ev, sentences in select_sentences(
                 question, heading, new_evidence, room, self.per_source
             ):

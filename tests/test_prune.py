@@ -106,6 +106,25 @@ def test_a_section_over_its_words_loses_its_least_relevant_source_first() -> Non
     assert cut == [1] and "[2]" in out
 
 
+def test_a_section_over_its_words_shortens_every_source_before_one_goes() -> None:
+    """Cutting whole sources first, a section over its words dropped pages the report's
+    source budget had kept, while the sources before them kept three sentences each."""
+    body = (
+        "Alpha — Status: Final [1]. Alpha reads the whole format in one pass today [1]. "
+        "Alpha also writes the index file beside every archive it makes [1].\n\n"
+        "Beta — Status: Draft [2]. Beta signs each archive with a rotating key now [2]. "
+        "Beta keeps the signatures in a separate folder of the archive [2]."
+    )
+    out, cut = fit_words(body, {1: 0.8, 2: 0.3}, 30)
+    assert "[1]" in out and "[2]" in out  # both pages still named
+    assert "Beta signs each archive" in out and "separate folder" not in out
+    assert "index file" not in out and "Alpha reads" in out  # then the stronger one
+    assert cut == [2, 1]
+    # when even one sentence each is too much, the least relevant source goes whole
+    out, cut = fit_words(body, {1: 0.8, 2: 0.3}, 14)
+    assert "[2]" not in out and "Alpha reads" in out
+
+
 def test_a_repeated_fact_is_stated_once_with_both_citations() -> None:
     merged, n = merge_repeats(
         {

@@ -54,6 +54,20 @@ def test_the_least_relevant_section_gives_way_only_to_more_relevant_pages() -> N
     assert section_to_yield(sections, ranks, [3]) is None  # the new pages are no better
 
 
+def test_a_large_section_gives_way_only_when_every_source_is_less_relevant() -> None:
+    """A Swift concurrency section of nine proposals held "Actors" (0.38) beside weaker
+    pages; on their mean it was below four new pages and went whole, the report's core
+    proposals with it. A section citing more sources than come in goes only when every
+    one of them is less relevant."""
+    ranks = {1: 0.38, 2: 0.23, 3: 0.22, 4: 0.25, 5: 0.33, 6: 0.3, 10: 0.39, 11: 0.35}
+    sections = {"core": [1, 2, 3], "drift": [4, 5, 6]}
+    # "core" is the least relevant on its mean (0.277 against 0.293), but "Actors" is not
+    assert section_to_yield(sections, ranks, [10, 11]) == "drift"
+    assert section_to_yield({"core": [1, 2, 3]}, ranks, [10, 11]) is None
+    # as many come in as go: the mean decides
+    assert section_to_yield({"core": [1, 2, 3]}, ranks, [10, 11, 5]) == "core"
+
+
 def test_a_split_section_is_named_as_a_part_of_its_parent() -> None:
     pages = [
         Evidence(

@@ -354,6 +354,8 @@ LEANING = [
     "One casualty was the 80 MW / 320 MWh Ashgrove Storage Project.",
     "Another 40 projects were approved in the quarter.",
     "The regulation applies to producers of industrial batteries.",
+    "The original plan was a 50 MW, ten-hour power-to-power plant.",
+    "The revised project costs $118 million.",
     "The second is an assignment-based syntax kept for older versions.",
     "The largest is the 1,000 MWh Harrow Bay Battery, which uses 200 containers.",
     "The most recent was signed in May 2026.",
@@ -382,6 +384,9 @@ STANDING = [
     "The first cluster window opens on 1 February 2027.",
     "The largest vanadium flow battery project now stores 800 MWh.",
     "The interest rate on the loan is fixed.",
+    "The largest storage project in Arden opened in May.",
+    "The planning board of Arden County meets monthly.",
+    "The type system supports unions, generic types and a special type named Any.",
     "Python's grammar says this proposal is backward compatible.",
 ]
 

@@ -170,6 +170,16 @@ _BACK_NOUNS = frozenset(
     "deal board committee regulator utility manufacturer supplier vendor".split()
 )
 
+#: "The original plan", "The revised project": such a noun, said to be the original, the
+#: revised, the current one …, is one the sentence before named ("the type system", "the
+#: largest project" and "the new plan of …" say which themselves)
+_DESCRIBED_BACK = re.compile(
+    r"^[\"'(*_`]*The\s+(?:original|revised|new|proposed|current|planned|existing|previous|"
+    r"former|earlier|same|updated|amended|initial|modified|redesigned|above)\s+("
+    + "|".join(sorted(_BACK_NOUNS))
+    + r")\b(?!\s+(?:of|that|which|who|whose|to|for|called|named|known)\b)"
+)
+
 
 #: of those, the ones naming a party or an undertaking, which a sentence also refers
 #: back to further in ("Quillfield said that it had cancelled the project")
@@ -223,6 +233,8 @@ def refers_back(sentence: str) -> bool:
         return True
     if first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS:
         return True
+    if _DESCRIBED_BACK.match(sentence):
+        return True  # "The original plan was …", "The revised project costs …"
     if _ONE_OF.match(sentence.lstrip("\"'(*_`")) or _COPULA_POSSESSIVE.match(sentence):
         return True
     for m in _INNER_DEMONSTRATIVE.finditer(sentence, 1):

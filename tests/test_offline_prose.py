@@ -287,14 +287,18 @@ def test_a_page_speaking_of_itself_is_named_when_nothing_else_names_it() -> None
     assert held.supported and held.score == 1.0
 
 
-def test_a_new_page_whose_fact_line_replaces_a_sentence_is_still_named() -> None:
-    """The fact line takes the place of the sentence it supersedes; the page's own
-    paragraph then opens with "This proposal …", which must say which one."""
+def test_a_new_page_whose_fact_line_replaces_a_sentence_keeps_its_sentences_by_it() -> None:
+    """The fact line takes the place of the sentence it supersedes; the page's other
+    sentences follow it there. Standing apart in a paragraph of their own, they said
+    "In April 2026 the developers signed …" of a page nothing around them named."""
     page = (
         "Title: Reserve Market Access\nStatus: Approved\nType: Rule\n\n"
         "This proposal enables grid battery storage operators to bid into reserve markets."
     )
-    old = "Reserve Market Access is proposed by the grid battery storage board [3]."
+    old = (
+        "Reserve Market Access is proposed by the grid battery storage board [3]. "
+        "Operators welcome it [4].\n\nAnother paragraph [5]."
+    )
     ev = Evidence(7, "u", "Reserve Market Access", page)
     body = (
         OfflineWriter()
@@ -303,7 +307,13 @@ def test_a_new_page_whose_fact_line_replaces_a_sentence_is_still_named() -> None
     )
     first, second = body.split("\n\n")
     assert first.startswith("Reserve Market Access — Status: Approved")
-    assert second.startswith("The proposal “Reserve Market Access” enables")
+    assert "[7]. This proposal enables grid battery storage operators" in first
+    assert first.endswith("Operators welcome it [4].") and second == "Another paragraph [5]."
+    # with nothing to replace, the page's paragraph stands on its own, named
+    alone = OfflineWriter().revise_section(
+        QUESTION, "Grid battery storage operators", "Another paragraph [5].", [], [ev]
+    )
+    assert alone.body.split("\n\n")[1].startswith("Reserve Market Access — Status: Approved")
 
 
 def test_a_licence_notice_is_not_quoted() -> None:

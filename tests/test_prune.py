@@ -138,6 +138,33 @@ def test_a_repeated_fact_is_stated_once_with_both_citations() -> None:
     assert merged["b"] == "Something else entirely is said here, at length [5]."
 
 
+def test_a_repeated_status_line_stays_where_it_names_its_pages_paragraph() -> None:
+    """A page's status line stated beside another page's sentence, and again at the head
+    of the page's own paragraph: the first copy went, and the paragraph then opened "In
+    April 2026 the developers signed …" with nothing naming whose developers."""
+    line = "Tarnwick — Status: Financial investment decision reached [5]."
+    body = (
+        f"Flow batteries suit long durations [1]. {line}\n\n"
+        f"{line} In April 2026 the developers signed a steam contract [5]."
+    )
+    merged, n = merge_repeats({"tech": body})
+    assert n == 1
+    assert merged["tech"] == (
+        f"Flow batteries suit long durations [1].\n\n"
+        f"{line} In April 2026 the developers signed a steam contract [5]."
+    )
+    # a line that opens no paragraph of its own page's sentences: the first copy stays
+    plain = f"Flow batteries suit long durations [1]. {line}\n\n{line} Other news [2]."
+    merged, n = merge_repeats({"tech": plain})
+    assert (
+        n == 1
+        and merged["tech"] == f"Flow batteries suit long durations [1]. {line}\n\nOther news [2]."
+    )
+    # in another section the line is stated again: once per section
+    merged, n = merge_repeats({"a": line, "b": line})
+    assert n == 0
+
+
 def test_alike_sentences_about_different_figures_are_two_facts() -> None:
     """Two release schedules say the same sentence of different versions: merging them
     would cite a page for a version it never names."""

@@ -277,6 +277,27 @@ def _said(unit: str) -> str:
     return strip_citations(split_cited_sentences(unit)[-1]).casefold()
 
 
+def _naming_fact_lines(body: str) -> dict[str, int]:
+    """Fact line (casefolded) → which of its occurrences in ``body`` (0 for the first)
+    opens a paragraph of its page's own sentences, for the lines that open one. Kept
+    there, the line names the page those sentences speak of: the sample's Tarnwick
+    paragraph lost its line to a copy stated earlier beside another page, and went on
+    "In April 2026 the developers signed …" with nothing naming whose developers."""
+    seen: dict[str, int] = {}
+    out: dict[str, int] = {}
+    for kind, parts in _units(body):
+        for j, unit in enumerate(parts):
+            if not cited_markers(unit) or not is_fact_line(unit):
+                continue
+            line = unit.strip().casefold()
+            mine = set(cited_markers(unit))
+            opens = kind == "prose" and j == 0 and line not in out
+            if opens and any(mine & set(cited_markers(u)) for u in parts[1:]):
+                out[line] = seen.get(line, 0)
+            seen[line] = seen.get(line, 0) + 1
+    return out
+
+
 def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
     """Sections (key → body) with each fact stated once: a prose sentence that repeats an
     earlier one (rapidfuzz ratio ≥ REPEAT_RATIO, citations aside, and the same figures:
@@ -287,19 +308,25 @@ def merge_repeats(bodies: Mapping[str, str]) -> tuple[dict[str, str], int]:
     many merged."""
     kept: list[tuple[str, str]] = []  # (section key, normalised text) of sentences so far
     extra: dict[tuple[str, str], list[int]] = {}
-    facts_seen: set[tuple[str, str]] = set()
     out: dict[str, str] = {}
     merged = 0
     for key, body in bodies.items():
+        keep_at = _naming_fact_lines(body)
+        count: dict[str, int] = {}
 
-        def first_pass(unit: str, key: str = key) -> str | None:
+        def first_pass(
+            unit: str,
+            key: str = key,
+            keep_at: dict[str, int] = keep_at,
+            count: dict[str, int] = count,
+        ) -> str | None:
             nonlocal merged
-            if is_fact_line(unit):  # a page's status line: once per section
-                line = (key, unit.strip().casefold())
-                if line in facts_seen:
+            if is_fact_line(unit):  # a page's status line: once per section, where it
+                line = unit.strip().casefold()  # names its page's own paragraph if it does
+                n = count[line] = count.get(line, -1) + 1
+                if n != keep_at.get(line, 0):
                     merged += 1
                     return None
-                facts_seen.add(line)
                 return unit
             if unit.lstrip().startswith(("|", "-", "*", "+")):
                 return unit

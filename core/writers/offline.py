@@ -197,14 +197,22 @@ class OfflineWriter:
             for ev, sentences in select_sentences(
                 question, heading, new_evidence, room, self.per_source
             ):
-                fresh = []
-                for sentence in _lines(ev, sentences):
+                fresh: list[str] = []
+                named_at: int | None = None  # where the line naming the page went
+                for i, sentence in enumerate(_lines(ev, sentences)):
                     cited = _cite(sentence, ev.marker)
                     # a new fact that contradicts what the section says about the same
                     # thing replaces that sentence instead of standing beside it
-                    if not _replace_superseded(paragraphs, cited):
+                    at = _replace_superseded(paragraphs, cited)
+                    if at is None:
                         fresh.append(cited)
-                if fresh:  # its fact line may have gone to the paragraph it replaced
+                    elif i == 0:
+                        named_at = at
+                if fresh and named_at is not None:
+                    # the rest follows the line that names the page: on their own, "In
+                    # April 2026 the developers signed …" left the reader asking whose
+                    _insert_after(paragraphs, named_at, ev.marker, fresh)
+                elif fresh:
                     fresh[0] = name_page(fresh[0], clean_inline(ev.title))
                     paragraphs.append(" ".join(fresh))
         body = escape_heading_lines("\n\n".join(paragraphs))
@@ -289,8 +297,9 @@ def _state_declared_news(paragraphs: list[str], changes: Sequence[EvidenceChange
         paragraphs[i] = paragraphs[i].replace(first, f"{_cite(fact, change.marker)} {first}", 1)
 
 
-def _replace_superseded(paragraphs: list[str], sentence: str) -> bool:
-    """Put ``sentence`` in place of the first sentence it supersedes; False if none."""
+def _replace_superseded(paragraphs: list[str], sentence: str) -> int | None:
+    """Put ``sentence`` in place of the first sentence it supersedes; the index of its
+    paragraph, or None if it supersedes none."""
     for i, para in enumerate(paragraphs):
         if _is_list(para) or para.lstrip().startswith(("```", "    ")):
             continue
@@ -299,8 +308,17 @@ def _replace_superseded(paragraphs: list[str], sentence: str) -> bool:
             if supersedes(sentence, old):
                 parts[j] = sentence
                 paragraphs[i] = " ".join(dict.fromkeys(parts))
-                return True
-    return False
+                return i
+    return None
+
+
+def _insert_after(paragraphs: list[str], at: int, marker: int, sentences: list[str]) -> None:
+    """``sentences`` into paragraph ``at``, after the last sentence there citing
+    ``marker``."""
+    parts = split_cited_sentences(paragraphs[at])
+    last = max((j for j, s in enumerate(parts) if marker in cited_markers(s)), default=-1)
+    parts[last + 1 : last + 1] = [s for s in sentences if s not in parts]
+    paragraphs[at] = " ".join(parts)
 
 
 def _is_list(para: str) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.domain.placement import place
+from core.domain.placement import place, word_scores
 from core.domain.relevance import Relevance
 
 QUESTION = (
@@ -41,11 +41,51 @@ MACROS = (
 
 
 def test_a_page_goes_to_the_section_its_heading_means_not_the_one_sharing_its_words() -> None:
-    # words alone follow what the sections happen to say
-    assert place([MACROS], SECTIONS, known=KNOWN)["u1"][0] == "builders"
-    # the heading's meaning puts it where an analyst would
+    # the words of its text alone follow what the sections happen to say
+    text = word_scores([MACROS[1:]], [(h, b) for _k, h, b in SECTIONS])
+    assert SECTIONS[int(text[0].argmax())][0] == "builders"
+    # its title and the headings, and the heading's meaning, put it where an analyst would
+    assert place([MACROS], SECTIONS, known=KNOWN)["u1"][0] == "macros"
     placed = place([MACROS], SECTIONS, known=KNOWN, relevance=Relevance(QUESTION))
     assert placed["u1"][0] == "macros"
+
+
+def test_a_page_whose_title_names_a_section_goes_there_over_one_its_text_shares() -> None:
+    """By its text and its meaning (lifetimes, ~Escapable), "Span: Safe Access to
+    Contiguous Storage" went under "Noncopyable and nonescapable types"; "Span and
+    InlineArray" held only pointer pages a first report found before Span existed."""
+    question = (
+        "How is Swift moving toward safe, efficient low-level memory: ownership, noncopyable "
+        "and nonescapable types, Span and InlineArray, and the unsafe pointer APIs?"
+    )
+    sections = [
+        (
+            "noncopyable",
+            "Noncopyable and nonescapable types",
+            "Noncopyable types cannot be copied; nonescapable values cannot escape their "
+            "scope, and their lifetime depends on another value [1].",
+        ),
+        (
+            "span",
+            "Span and InlineArray",
+            "Unsafe buffer pointers give raw access to contiguous memory [2].",
+        ),
+    ]
+    known = [
+        ("Noncopyable structs and enums", "Noncopyable types cannot be copied."),
+        ("Nonescapable Types", "Nonescapable values cannot escape their scope."),
+        ("UnsafeRawBufferPointer", "Unsafe buffer pointers give raw access to memory."),
+        ("Unsafe pointer nullability", "Unsafe pointers may be nil."),
+    ]
+    span = (
+        "u9",
+        "Span: Safe Access to Contiguous Storage",
+        "It is nonescapable: its lifetime depends on the value it borrows, so it cannot "
+        "escape its scope. Noncopyable elements are viewed without copying them. "
+        "Nonescapable and noncopyable types make the view safe.",
+    )
+    placed = place([span], sections, known=known, relevance=Relevance(question))
+    assert placed["u9"][0] == "span"
 
 
 def test_a_page_sharing_no_words_with_any_section_fits_none() -> None:

@@ -1,11 +1,13 @@
 """Where a new page goes in a report: the section it is most about.
 
-Two signals, each standardised per section over the pages being placed *and* the pages
+Three signals, each standardised per section over the pages being placed *and* the pages
 the report already cites (so that "how much more than usual does this page match this
 section" is comparable across sections: a broad heading matches every page a little):
 
 - **words**: the TF-IDF cosine of the page's title and text with the section's heading
   (weighted three times) and body — what the section already says;
+- **title**: the TF-IDF cosine of the page's title with the section's heading — what a
+  reader matches first (``title_scores``);
 - **meaning**: the semantic score of the page against the section's heading with the
   question's subject (``section_query``; a section named for a facet is scored as that
   facet is when a first report is planned) — what the section is about, whatever its
@@ -17,7 +19,9 @@ when the "Macro system" section of a report created before macros existed held p
 manager pages; the heading's meaning puts them where an analyst would. Meaning alone
 confuses a shared word in a title ("User-Defined Type Guards" under "User Defined
 ('with') Statements"); the sum of both, compared on the bench's updates, chose the
-analyst's section more often than either (``BENCHMARKS.md``).
+analyst's section more often than either (``BENCHMARKS.md``). Both put "Span: Safe Access
+to Contiguous Storage" under "Noncopyable and nonescapable types", for its lifetimes and
+~Escapable, while "Span and InlineArray" held pointer pages; its title puts it under Span.
 
 A page that shares no words with any section (best cosine under PLACE_MIN) fits none.
 In a report on a question without named parts it goes to a new section. When the
@@ -61,6 +65,21 @@ def word_scores(
     ).reshape(len(docs), len(sections))
 
 
+def title_scores(titles: Sequence[str], sections: Sequence[tuple[str, str, str]]) -> np.ndarray:
+    """titles × sections TF-IDF cosines of each page's title with each section's heading
+    (IDF over both): what a reader matches first. By its text, "Span: Safe Access to
+    Contiguous Storage" (its lifetimes, ~Escapable) went under "Noncopyable and
+    nonescapable types", and "Span and InlineArray" held only the pointer pages a
+    first report found before Span existed."""
+    bags = [terms(t) for t in titles]
+    heads = [terms(h) for _k, h, _b in sections]
+    idf = idf_table(bags + heads)
+    hvecs = [tfidf(h, idf) for h in heads]
+    return np.asarray(
+        [[cosine(tfidf(bag, idf), hv) for hv in hvecs] for bag in bags], dtype=float
+    ).reshape(len(titles), len(sections))
+
+
 def section_query(heading: str, question: str) -> str:
     """What a section is searched and scored as: the question's facet of that name (its
     words and the question's subject), else the heading with the question's subject. A
@@ -95,7 +114,11 @@ def place(
         return {url: (None, 0.0) for url, _t, _c in docs}
     pages = [(t, c) for _u, t, c in docs] + list(known)
     words = word_scores(pages, [(h, b) for _k, h, b in targets])
-    total = _standardised(words)
+    # a title naming a section pulls its page there; one naming none changes nothing (a
+    # standard score below the mean would push it from sections many titles name: the
+    # sample's grant programme went from "Market rules and policy" to "Technologies")
+    titles = np.maximum(_standardised(title_scores([t for t, _c in pages], targets)), 0.0)
+    total = _standardised(words) + titles
     if relevance is not None:
         keyed = {str(i): page for i, page in enumerate(pages)}
         _whole, per = relevance.facet_scores(

@@ -184,28 +184,32 @@ def fit_words(
         return scores[m] + (INCUMBENT_BONUS if m in held else 0.0)
 
     order = sorted(victims, key=lambda m: (worth(m), m))
-    for marker in order:  # depth: later sentences of each source
-        while words(body) > limit and _prose_units(body, marker) > KEEP_PROSE:
-            victim = _last_unit_of(body, marker, facts_too=False)
-            if victim is None:
-                break
-            body = _remove_unit(body, victim)
-            if marker not in cut:
+    # depth first, the later sentences of each source; then whole sources, prose first
+    passes = [[(m, False, KEEP_PROSE)] for m in order]
+    passes += [[(m, False, 0), (m, True, 0)] for m in order]
+    for steps in passes:
+        for marker, facts_too, keep_prose in steps:
+            body, lost = _trim(body, marker, limit, facts_too=facts_too, keep_prose=keep_prose)
+            if lost and marker not in cut:
                 cut.append(marker)
-        if words(body) <= limit:
-            return body, cut
-    for marker in order:  # breadth: whole sources
-        for facts_too in (False, True):
-            while words(body) > limit:
-                victim = _last_unit_of(body, marker, facts_too)
-                if victim is None:
-                    break
-                body = _remove_unit(body, victim)
-                if marker not in cut:
-                    cut.append(marker)
         if words(body) <= limit:
             break
     return body, cut
+
+
+def _trim(
+    body: str, marker: int, limit: int, *, facts_too: bool, keep_prose: int
+) -> tuple[str, bool]:
+    """``body`` with the last units citing only ``marker`` removed while it is over
+    ``limit`` words and the source keeps more than ``keep_prose`` sentences of prose
+    (fact lines too when ``facts_too``); and whether any went."""
+    lost = False
+    while words(body) > limit and (not keep_prose or _prose_units(body, marker) > keep_prose):
+        victim = _last_unit_of(body, marker, facts_too)
+        if victim is None:
+            break
+        body, lost = _remove_unit(body, victim), True
+    return body, lost
 
 
 def _prose_units(body: str, marker: int) -> int:

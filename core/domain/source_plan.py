@@ -110,11 +110,11 @@ def section_to_yield(
         mine = set(markers)
         if not mine or mine & held or any(owners[m] != {key} or m not in ranks for m in mine):
             continue
-        if sum(ranks[m] for m in mine) / len(mine) >= bar:
+        mean = sum(ranks[m] for m in mine) / len(mine)
+        if mean >= bar:
             continue
         if len(mine) > len(ranks_in) and max(ranks[m] for m in mine) >= bar:
             continue  # more sources go than come, and not all of them are less relevant
-        mean = sum(ranks[m] for m in mine) / len(mine)
         if weakest is None or (mean, key) < weakest:
             weakest = (mean, key)
     return weakest[1] if weakest is not None else None

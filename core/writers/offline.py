@@ -209,8 +209,8 @@ class OfflineWriter:
                     elif i == 0:
                         named_at = at
                 if fresh and named_at is not None:
-                    # the rest follows the line that names the page: on their own, "In
-                    # April 2026 the developers signed …" left the reader asking whose
+                    # the rest follows the line that names the page: in a paragraph of
+                    # their own, "the developers" or "this proposal" would be nobody's
                     _insert_after(paragraphs, named_at, ev.marker, fresh)
                 elif fresh:
                     fresh[0] = name_page(fresh[0], clean_inline(ev.title))

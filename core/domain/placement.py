@@ -58,11 +58,16 @@ def word_scores(
     bags = [page_terms(t, c) for t, c in docs]
     if spell is not None:
         bags = [[spell(w) for w in bag] for bag in bags]
-    idf = idf_table(targets + bags)
-    tvecs = [tfidf(b, idf) for b in targets]
+    return _cosines(bags, targets)
+
+
+def _cosines(bags: Sequence[list[str]], targets: Sequence[list[str]]) -> np.ndarray:
+    """bags × targets TF-IDF cosines, IDF over both."""
+    idf = idf_table([*targets, *bags])
+    tvecs = [tfidf(t, idf) for t in targets]
     return np.asarray(
         [[cosine(tfidf(bag, idf), tv) for tv in tvecs] for bag in bags], dtype=float
-    ).reshape(len(docs), len(sections))
+    ).reshape(len(bags), len(targets))
 
 
 def title_scores(titles: Sequence[str], sections: Sequence[tuple[str, str, str]]) -> np.ndarray:
@@ -71,13 +76,7 @@ def title_scores(titles: Sequence[str], sections: Sequence[tuple[str, str, str]]
     Contiguous Storage" (its lifetimes, ~Escapable) went under "Noncopyable and
     nonescapable types", and "Span and InlineArray" held only the pointer pages a
     first report found before Span existed."""
-    bags = [terms(t) for t in titles]
-    heads = [terms(h) for _k, h, _b in sections]
-    idf = idf_table(bags + heads)
-    hvecs = [tfidf(h, idf) for h in heads]
-    return np.asarray(
-        [[cosine(tfidf(bag, idf), hv) for hv in hvecs] for bag in bags], dtype=float
-    ).reshape(len(titles), len(sections))
+    return _cosines([terms(t) for t in titles], [terms(h) for _k, h, _b in sections])
 
 
 def section_query(heading: str, question: str) -> str:

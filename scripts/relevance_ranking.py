@@ -5,7 +5,9 @@ corpus (``core.domain.relevance.Centre``), each alone and fused with the lexical
 ranks by, ``core.domain.feedback``). Prints, per scorer, the share of
 the top N that is on topic and the share of the key sources it holds; with
 ``--per-question``, also each question's count of key sources in the top N by what an
-update ranks by (the most a report citing N sources can hold with this ranking).
+update ranks by (the most a report citing N sources can hold with this ranking). Last,
+the most any ranking could hold: a report citing N sources that were all key sources
+holds min(N, key) of them, whatever it ranks by.
 
 From the project root, in a workspace holding the corpus:
 
@@ -51,8 +53,11 @@ def main() -> int:
         pages[url] = (page.title or "", page.content or "")
     table: dict[str, list[tuple[float, float]]] = {}
     held: list[str] = []
+    ceiling: dict[int, list[float]] = {n: [] for n in args.top}
     for spec in specs:
         key = spec.key_sources(args.key_share) & set(pages)
+        for n in args.top:
+            ceiling[n].append(min(n, len(key)) / len(key) if key else 0.0)
         for centred in (False, True):
             rel = Relevance(spec.query, corpus if centred else None)
             semantic = rel.page_scores(pages)
@@ -81,6 +86,9 @@ def main() -> int:
     if args.per_question:
         print("per question, ranked as an update ranks (centred+lexical+feedback):")
         print("\n".join(held))
+    print("the most any ranking can hold (every cited source a key one; mean over questions):")
+    for n, shares in ceiling.items():
+        print(f"  {n} sources: {statistics.mean(shares):.3f}")
     return 0
 
 

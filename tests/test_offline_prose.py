@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.domain.citations import cited_markers
-from core.domain.sentences import name_page, refers_back, self_reference
+from core.domain.sentences import name_page, points_in_page, refers_back, self_reference
 from core.states import ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence
 from core.writers.offline import OfflineWriter, _cite
@@ -381,6 +381,10 @@ LEANING = [
     "Neither was connected to the grid.",
     "The board rejected a request to exempt existing projects.",
     "Ashgrove would be its first storage project.",
+    "With that done, `String` and all other collections behave the same in key paths.",
+    "With that optimization, the complexity of the algorithm is `O(n)` [23].",
+    "Beyond those, Harrow Bay runs two pilot plants.",
+    "With that syntax, a type alias needs no import.",
 ]
 STANDING = [
     "Prices fell this year across the interconnection.",
@@ -398,6 +402,8 @@ STANDING = [
     "The planning board of Arden County meets monthly.",
     "The type system supports unions, generic types and a special type named Any.",
     "Python's grammar says this proposal is backward compatible.",
+    "Given that the index is sorted, a binary search finds the key.",
+    "Now that the grid code is final, Harrow Bay can connect.",
 ]
 
 
@@ -468,3 +474,48 @@ def test_every_new_page_an_update_adds_to_a_section_is_written_up() -> None:
         pages,
     )
     assert set(draft.markers) == {1, 10, 11, 12, 13}, draft.body
+
+
+POINTING = [
+    "In the code above, the optimizer will usually optimize the array into a pointer.",
+    "The table below lists the tasks performed by the package manager.",
+    "The schedule below represents the actual release dates of the storage plant.",
+    "Type concept is described above, types appear in variable and function declarations.",
+    "Swift string literals may include the following special character sequences [7].",
+    "The above code is data-race safe, since a global actor isolates it.",
+    "The fields are defined as follows.",
+]
+NOT_POINTING = [
+    "Prices stayed above 100 dollars per MWh all winter.",
+    "The plant sits below the dam on the river Arden.",
+    "The following year, the grid battery storage plant opened.",
+    "In the following release, the deprecated API was removed.",
+]
+
+
+@pytest.mark.parametrize("sentence", POINTING)
+def test_a_sentence_pointing_at_its_pages_code_or_tables(sentence: str) -> None:
+    assert points_in_page(sentence)
+
+
+@pytest.mark.parametrize("sentence", NOT_POINTING)
+def test_above_below_and_following_that_point_at_nothing_in_the_page(sentence: str) -> None:
+    assert not points_in_page(sentence)
+
+
+def test_a_sentence_pointing_at_code_is_not_quoted_nor_brought_as_an_antecedent() -> None:
+    """ "In the code above, …" points at code the report does not carry; "With that
+    optimization, …" leans on it, and bringing it along would not help."""
+    page = (
+        "Grid battery storage operators reduce costs by sharing one inverter per site.\n\n"
+        "```\nfor site in sites: share(site)\n```\n\n"
+        "In the code above, the grid battery storage operator shares one inverter per site. "
+        "With that optimization, grid battery storage operators save a fifth of their costs."
+    )
+    body = (
+        OfflineWriter(sentences_per_section=4)
+        .write_section(QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)])
+        .body
+    )
+    assert "sharing one inverter" in body
+    assert "code above" not in body and "With that optimization" not in body

@@ -25,6 +25,7 @@ from core.domain.citations import GROUP, cited_markers
 __all__ = [
     "cited_sentences",
     "goes_on",
+    "points_in_page",
     "refers_back",
     "self_reference",
     "unnamed",
@@ -160,6 +161,15 @@ _BACK_PHRASES = re.compile(
     r"to this end|as such|(?:in addition|as a result|(?:in|by) contrast)(?!\s+(?:to|of|with)\b))\b",
     re.I,
 )
+#: "With that done, …", "After that, …", "Beyond those, …": a sentence opening on a
+#: preposition whose object is "that" or "those" (a conjunction such as "given that",
+#: "now that" or "so that" is not one of them) points at what the sentence before said
+_OPENING_THAT = re.compile(
+    r"(?:with|after|before|beyond|besides|despite|following|without|unlike|like|under|"
+    r"through|against|because of|apart from|other than|due to|thanks to|along with|"
+    r"together with|on top of|in addition to|instead of|rather than|as for)\s+(?:that|those)\b",
+    re.I,
+)
 #: nouns that, after "the" / "this" at a sentence's start, stand for something named
 #: before ("The company was founded …", "The technology has not yet operated …")
 _BACK_NOUNS = frozenset(
@@ -229,7 +239,8 @@ def refers_back(sentence: str) -> bool:
     if not words:
         return False
     first = words[0].casefold()
-    if first in _BACK_WORDS or _BACK_PHRASES.match(sentence.lstrip("\"'(*_`")):
+    opening = sentence.lstrip("\"'(*_`")
+    if first in _BACK_WORDS or _BACK_PHRASES.match(opening) or _OPENING_THAT.match(opening):
         return True
     if first == "the" and len(words) > 1 and words[1].casefold() in _BACK_NOUNS:
         return True
@@ -245,6 +256,34 @@ def refers_back(sentence: str) -> bool:
         if not re.search(rf"\b{m.group(1)}\b", sentence[: m.start()], re.I):
             return True  # "the Ashgrove Storage Project … the project" names it itself
     return False
+
+
+#: what a page shows beside its prose: code, tables, examples, figures
+_SHOWN = (
+    r"(?:code|example|examples|table|tables|figure|figures|listing|snippet|snippets|"
+    r"diagram|chart|output|program|grammar|sample|schema|syntax|steps|list|schedule|dates)"
+)
+#: "In the code above, …", "The table below lists …", "as described above", "the
+#: following entry points" (not "the following year"), "as follows": a pointer at another
+#: part of the page
+_IN_PAGE = re.compile(
+    rf"\b{_SHOWN}\s+(?:above|below)\b"
+    r"|\b(?:shown|listed|described|given|defined|discussed|mentioned|outlined|illustrated|"
+    r"explained|presented|noted|quoted|seen|specified|summari[sz]ed)\s+(?:above|below)\b"
+    r"|\b(?:as|see)\s+(?:above|below)\b|\bthe\s+above\b"
+    r"|\bthe\s+following\b(?!\s+(?:day|days|week|weeks|month|months|quarter|year|years|"
+    r"decade|season|spring|summer|autumn|winter|morning|evening|release|version)\b)"
+    r"|\bas\s+follows\b",
+    re.I,
+)
+
+
+def points_in_page(sentence: str) -> bool:
+    """Does the sentence point at another part of its page ("In the code above, …", "The
+    table below lists …", "the following special character sequences")? Quoted in a
+    report, which carries neither the page's code nor its tables, it points at nothing;
+    the sentence before it does not help."""
+    return _IN_PAGE.search(sentence) is not None
 
 
 #: what a page calls itself ("This PEP", "This proposal")

@@ -2,7 +2,8 @@
 
 Candidates are ranked by TF-IDF likeness to the heading (twice) and the question, with a
 little weight for their page's title; brochure copy scores a fraction, an author's first
-person half. A page's questions and licence notices are not quoted, near repeats are left
+person half. A page's questions, licence notices and pointers at its code or tables ("In
+the code above, …") are not quoted, near repeats are left
 out, a sentence that refers back ("It is …") comes only with the one before it (one that
 names its own page, "This PEP defines …", stands alone: the writer names the page), and
 one that opens with a short name ("Saltmarsh was …") brings the sentence introducing the
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from rapidfuzz import fuzz
 
 from core.domain.periods import in_period_order
-from core.domain.sentences import refers_back, self_reference
+from core.domain.sentences import points_in_page, refers_back, self_reference
 from core.domain.text import (
     clean_inline,
     cosine,
@@ -64,6 +65,7 @@ def select_sentences(
             if (
                 before is None
                 or refers_back(before)
+                or points_in_page(before)
                 or before.endswith("?")
                 or not same_paragraph(content, before, s)
             ):
@@ -93,8 +95,9 @@ def _ranked(
     candidates: list[tuple[Evidence, int, str]] = []
     for ev in evidence:
         for pos, s in enumerate(quotable_sentences(ev.content)):
-            # a page's question is not something it states; its licence is not news
-            if not s.endswith("?") and not _BOILERPLATE.match(s):
+            # a page's question is not something it states; its licence is not news; a
+            # pointer at its code or tables points at nothing in a report
+            if not s.endswith("?") and not _BOILERPLATE.match(s) and not points_in_page(s):
                 candidates.append((ev, pos, s))
     if not candidates:
         return []

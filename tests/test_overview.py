@@ -128,6 +128,24 @@ def test_the_overview_quotes_neither_an_older_status_nor_a_sentence_leaning_on_a
     assert "draft" not in overview and "The technology" not in overview
 
 
+def test_the_overview_quotes_no_sentence_pointing_at_its_pages_code_or_tables() -> None:
+    """A section a writer made may quote "… described above"; the overview, which opens the
+    report, would point at nothing above it."""
+    sections = [
+        SectionDoc(
+            "a",
+            "Widgets",
+            2,
+            "The widget concept is described above, and widgets appear in every archive [1]. "
+            "The widget board approved the final rules for the archive format in March [1].",
+        ),
+    ]
+    page = "Title: Widgets\nStatus: Final\n\nThe widget board approved the final rules."
+    overview = derived_sections(sections, {1: ("Widgets", page)})[0].body
+    assert "approved the final rules for the archive format in March [1]." in overview
+    assert "described above" not in overview
+
+
 def test_the_overview_quotes_no_thing_named_only_by_a_common_noun() -> None:
     """ "The demonstration is designed …" names its demonstration in the sentences before
     it, "… welcomed this provision" its provision; at the top of a report they name

@@ -32,7 +32,7 @@ from core.domain.key_fact import KeyFact
 from core.domain.keyfacts import read_key_facts
 from core.domain.passage_changes import STATUS_STEMS
 from core.domain.report_state import SectionDoc
-from core.domain.sentences import cited_sentences, refers_back
+from core.domain.sentences import cited_sentences, points_in_page, refers_back
 from core.domain.text import clean_inline, phrase_pattern, quotable_sentences, stem
 
 Scorer = Callable[[Sequence[str]], list[float]]
@@ -180,6 +180,7 @@ def _mention(
                 and len(sentence) <= MENTION_MAX
                 and not past_due(sentence, as_of)
                 and not refers_back(sentence)
+                and not points_in_page(sentence)
             ):
                 return marker, sentence.rstrip(" .")
     return None
@@ -237,7 +238,7 @@ def _candidates(section: SectionDoc, current: Mapping[int, str]) -> list[str]:
             continue
         if len(strip_citations(text)) < 40 or refers_back(text) or _BARE.match(text):
             continue
-        if _POINTS_BACK.search(text) or _names_back(text, section.body):
+        if _POINTS_BACK.search(text) or points_in_page(text) or _names_back(text, section.body):
             continue
         if _names_an_older_status(text, [current[m] for m in markers if m in current]):
             continue

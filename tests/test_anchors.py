@@ -177,6 +177,11 @@ def test_a_sentence_whose_passages_are_gone_is_dropped_or_loses_that_citation() 
     assert revise_sentence(both, [_update(both, "Status: On hold", None, 9)]) == [
         "Ashgrove is on hold [5]."
     ]
+    # the sources left are cited as one group, as every writer cites them
+    three = "Ashgrove is on hold [4, 5, 9]."
+    assert revise_sentence(three, [_update(three, "Status: On hold", None, 9)]) == [
+        "Ashgrove is on hold [4, 5]."
+    ]
 
 
 def test_a_new_status_replaces_the_sentence_it_contradicts() -> None:

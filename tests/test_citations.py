@@ -212,7 +212,7 @@ def test_the_offline_writer_revises_a_range_cited_sentence() -> None:
     draft = OfflineWriter().revise_section("q", "h", body, [], [], [update])
     # before: "… 160 MW [1-3][1][2][3]." (the range was not read as citations)
     assert draft.body == (
-        "The Kestrel Flats project has a capacity of 160 MW [1][2][3]. "
+        "The Kestrel Flats project has a capacity of 160 MW [1, 2, 3]. "
         "The Other project is approved [4, 5]."
     )
     untouched = OfflineWriter().revise_section("q", "h", body, [], [], [])
@@ -229,3 +229,32 @@ def test_the_offline_writer_states_news_of_a_range_cited_source() -> None:
     draft = OfflineWriter().revise_section("q", "h", body, [change], [], [])
     # before: no sentence was found citing source 2, so its new status went unsaid
     assert draft.body == "Kestrel Flats — Status: Approved; Type: Storage [2]. " + body
+
+
+def test_news_of_a_page_cited_only_in_another_pages_paragraph_gets_a_paragraph_of_its_own() -> None:
+    """Five release schedules share "The schedule primarily concerns itself with PEP-sized
+    items"; each year one of them changed status, and its status line went before that
+    sentence, inside the 3.5 schedule's paragraph, until it held five status lines."""
+    from core.writers.base import Evidence
+
+    page = "Title: Python 3.8 Release Schedule\nStatus: Final\nType: Informational\n\nText."
+    new = Evidence(2, "https://p.example/569", "Python 3.8 Release Schedule", page)
+    change = EvidenceChange(2, "material", reasons=("header Status: Active → Final",), new=new)
+    own = (
+        "Python 3.5 Release Schedule — Status: Final [1]. "
+        "This document describes the development and release schedule for Python 3.5 [1]. "
+        "The schedule primarily concerns itself with PEP-sized items [1, 2]."
+    )
+    after = "The release managers publish dates for each beta release of Python [3]."
+    body = f"{own}\n\n{after}"
+    draft = OfflineWriter().revise_section("q", "h", body, [change], [], [])
+    line = "Python 3.8 Release Schedule — Status: Final; Type: Informational [2]."
+    assert draft.body == f"{own}\n\n{line}\n\n{after}"
+    # a year later another of them changes: its line goes after the one set apart before
+    page = page.replace("3.8", "3.6").replace("Status: Final", "Status: Retired")
+    new = Evidence(4, "https://p.example/494", "Python 3.6 Release Schedule", page)
+    change = EvidenceChange(4, "material", reasons=("header Status: Final → Retired",), new=new)
+    body = draft.body.replace("[1, 2]", "[1, 2, 4]")
+    later = OfflineWriter().revise_section("q", "h", body, [change], [], [])
+    line2 = "Python 3.6 Release Schedule — Status: Retired; Type: Informational [4]."
+    assert later.body == f"{own.replace('[1, 2]', '[1, 2, 4]')}\n\n{line}\n\n{line2}\n\n{after}"

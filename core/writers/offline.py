@@ -22,6 +22,7 @@ from core.domain.declared_fields import stated_fields
 from core.domain.facets import Facet, subject_of
 from core.domain.keyfacts import header_fields
 from core.domain.passages import sentence_key
+from core.domain.prune import is_fact_line
 from core.domain.report_render import escape_heading_lines
 from core.domain.sentences import claim_groups, name_page, split_cited_sentences
 from core.domain.text import clean_inline, idf_table, page_terms, terms, tfidf
@@ -273,8 +274,13 @@ def _cite(sentence: str, marker: int) -> str:
 
 def _state_declared_news(paragraphs: list[str], changes: Sequence[EvidenceChange]) -> None:
     """A cited page whose status changed gets its new status stated in the section (a
-    summary of its declared fields before the first sentence citing it), unless a sentence
-    citing it already states that field."""
+    summary of its declared fields before the first sentence citing it alone, else the
+    first citing it), unless a sentence citing it already states that field. Where it
+    has no sentence of its own, only one it shares in another page's paragraph (opened
+    by that page's status line), its status goes in a paragraph of its own after that
+    one: the release
+    report's "Python 3.5 Release Schedule" paragraph had gathered the status lines of
+    four other schedules before the sentence all five share."""
     for change in changes:
         labels = declared_news(change)
         if not labels or change.new is None:
@@ -293,8 +299,23 @@ def _state_declared_news(paragraphs: list[str], changes: Sequence[EvidenceChange
         }
         if all(label.casefold() in said for label in labels):
             continue
-        i, first = citing[0]
-        paragraphs[i] = paragraphs[i].replace(first, f"{_cite(fact, change.marker)} {first}", 1)
+        alone = [(i, s) for i, s in citing if cited_markers(s) == [change.marker]]
+        i, first = (alone or citing)[0]
+        line = _cite(fact, change.marker)
+        opener = split_cited_sentences(paragraphs[i])[0]
+        if alone or not is_fact_line(opener) or change.marker in cited_markers(opener):
+            paragraphs[i] = paragraphs[i].replace(first, f"{line} {first}", 1)
+        else:  # after the status lines set apart before it: in the order they changed
+            at = i + 1
+            while at < len(paragraphs) and _status_alone(paragraphs[at]):
+                at += 1
+            paragraphs.insert(at, line)
+
+
+def _status_alone(para: str) -> bool:
+    """Is the paragraph one page's status line and nothing else?"""
+    parts = split_cited_sentences(para)
+    return len(parts) == 1 and is_fact_line(parts[0])
 
 
 def _replace_superseded(paragraphs: list[str], sentence: str) -> int | None:

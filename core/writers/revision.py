@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from core.domain.citations import cited_markers, strip_citations
+from core.domain.citations import cited_markers, format_citation, strip_citations
 from core.domain.declared_fields import field_of, stated_fields
 from core.domain.passage_changes import STATUS_STEMS
 from core.domain.passages import normalise, passages
@@ -154,8 +154,11 @@ def _substitute(text: str, old: str, new: str) -> str | None:
 
 
 def _cite(text: str, markers: Sequence[int]) -> str:
+    """``text`` cited as one group, ``Text [1, 2].``: the way every writer cites (a
+    revision had written ``[1][2]``, so a sentence cited ``[1, 2]`` when written read
+    ``[1][2]`` once an update dropped a third source from it)."""
     text = text.strip().rstrip(".!?;:, ")
-    return f"{text} {''.join(f'[{m}]' for m in markers)}.".replace("] [", "][")
+    return f"{text} {format_citation(markers)}."
 
 
 def _quoted(update: ClaimUpdate) -> list[str]:

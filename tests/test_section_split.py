@@ -91,6 +91,41 @@ def test_a_split_section_is_named_as_a_part_of_its_parent() -> None:
     assert part_heading("Type hints", "Typing", [same, pages[1]], q) == "Type hints: Literal Types"
 
 
+def test_a_part_is_never_named_as_a_section_the_report_has() -> None:
+    """A metaprogramming report split "Macro system" twice in two years, and both parts
+    were headed "Macro system: Package Manager"."""
+    q = "Which Swift features for metaprogramming have been proposed: the macro system?"
+    pages = [
+        Evidence(3, "https://ex.org/3", "Package Manager Tools Version", "", rank=0),
+        Evidence(4, "https://ex.org/4", "Package Manager Product Definitions", "", rank=1),
+    ]
+    first = part_heading("Macro system", "Add, manager and package", pages, q)
+    assert first == "Macro system: Package Manager"
+    taken = ["Macro system", "macro system: package manager"]
+    again = part_heading("Macro system", "Add, manager and package", pages, q, taken)
+    assert again == "Macro system: Package Manager Tools Version"
+    # every name taken: the next page's title, whole
+    taken.append(again)
+    last = part_heading("Macro system", "Add, manager and package", pages[1:], q, taken)
+    assert last == "Macro system: Package Manager Product Definitions"
+
+
+def test_a_new_section_is_never_headed_as_one_the_report_has() -> None:
+    """The writer's outline for pages no section takes may name one the report has: the
+    new one becomes a part of it, named after its own pages."""
+    from core.engine.report_proposals import _distinct
+    from core.writers.base import OutlineItem
+
+    pages = [
+        Evidence(5, "https://ex.org/5", "Storage Investment Credit", "", rank=0),
+        Evidence(6, "https://ex.org/6", "Grid code for storage", "", rank=1),
+    ]
+    outline = [OutlineItem("Market rules", 2, (5,)), OutlineItem("Grid codes", 2, (6,))]
+    out = _distinct(outline, pages, "What market rules apply to storage?", ["Market rules"])
+    assert [o.heading for o in out] == ["Market rules: Storage Investment Credit", "Grid codes"]
+    assert [o.markers for o in out] == [(5,), (6,)]
+
+
 # -- through an update ---------------------------------------------------------------------
 QUESTION = "How is the Widget packaging format evolving: archive layout, signing?"
 

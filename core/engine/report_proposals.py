@@ -5,6 +5,7 @@ and key facts rebuilt from the proposed sections and the newest snapshots."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from core.domain.expectations import past_due_notes
@@ -55,8 +56,11 @@ def propose_added(
     if facet is not None:
         outline = [OutlineItem(facet, 2, tuple(e.marker for e in bundle))]
     else:
-        outline = _outline(report.query, meter, writer, bundle, within)
+        outline = _outline(
+            report.query, meter, writer, bundle, within, [s.heading for s in sections]
+        )
     existing = [s.heading for s in sections]
+    outline = _distinct(outline, bundle, report.query, existing)
     keys = make_section_keys(existing + [item.heading for item in outline])[len(existing) :]
     out = []
     for n, (key, item) in enumerate(zip(keys, outline, strict=True)):
@@ -96,8 +100,31 @@ def propose_added(
     return out
 
 
+def _distinct(
+    outline: list[OutlineItem], bundle: list[Evidence], question: str, existing: list[str]
+) -> list[OutlineItem]:
+    """``outline`` with each heading the report (or an item before it) already has made
+    a part of it, named after its own pages ("Market rules: Storage Investment Credit"):
+    two sections under one heading read as one subject said twice."""
+    taken = list(existing)
+    out = []
+    for item in outline:
+        heading = item.heading
+        if heading.strip().casefold() in {t.strip().casefold() for t in taken}:
+            mine = [e for e in bundle if e.marker in item.markers] or bundle
+            heading = part_heading(heading, heading, mine, question, taken)
+        taken.append(heading)
+        out.append(OutlineItem(heading, item.level, item.markers))
+    return out
+
+
 def _outline(
-    question: str, meter: CostMeter, writer: Writer, bundle: list[Evidence], within: str | None
+    question: str,
+    meter: CostMeter,
+    writer: Writer,
+    bundle: list[Evidence],
+    within: str | None,
+    taken: Collection[str],
 ) -> list[OutlineItem]:
     """The writer's outline for new pages: a section per three of them, or — the overflow
     of the full section headed ``within`` — one, named as a part of it."""
@@ -108,7 +135,7 @@ def _outline(
     if not (within and outline):
         return outline
     markers = tuple(m for item in outline for m in item.markers)
-    heading = part_heading(within, outline[0].heading, bundle, question)
+    heading = part_heading(within, outline[0].heading, bundle, question, taken)
     return [OutlineItem(heading, outline[0].level, markers)]
 
 
@@ -123,7 +150,13 @@ def _why_added(n: int, within: str | None, facet: str | None = None) -> str:
     )
 
 
-def part_heading(parent: str, cluster: str, pages: list[Evidence], question: str) -> str:
+def part_heading(
+    parent: str,
+    cluster: str,
+    pages: list[Evidence],
+    question: str,
+    taken: Collection[str] = (),
+) -> str:
     """The heading of a section split off ``parent`` (itself a part: its root, the text
     before ": "), as "Parent: part". The part is the ``cluster`` heading the outline gave
     the pages when it is a phrase that says something the parent and the question do
@@ -133,20 +166,31 @@ def part_heading(parent: str, cluster: str, pages: list[Evidence], question: str
     Defaults for Type Parameters"); otherwise the most relevant page's title, its first
     clause, whole: words it shares with the parent are often half of a compound ("Task
     Naming", "Freestanding Declaration Macros"). A lone word ("Wheel" under "Wheels")
-    names no part of anything."""
+    names no part of anything. A heading the report already has (``taken``, any case)
+    is passed over for the next: a metaprogramming report had two sections headed
+    "Macro system: Package Manager"."""
     root = parent.split(": ", 1)[0]
+    used = {t.strip().casefold() for t in taken}
+    for part in _parts(root, cluster, pages, question):
+        heading = f"{root}: {part}"
+        if heading.casefold() not in used:
+            return heading
+    return root if root.casefold() not in used else f"{root}: {clean_inline(pages[0].title)}"
+
+
+def _parts(root: str, cluster: str, pages: list[Evidence], question: str) -> Iterator[str]:
+    """The names ``part_heading`` may give a part of ``root``, best first."""
     said = set(terms(root)) | set(terms(question))
     listed = _WORD_LIST.fullmatch(cluster) is not None
     if not listed and len([t for t in terms(cluster) if t not in said]) >= 2:
-        return f"{root}: {cluster}"
+        yield cluster
     shared = shared_phrase([clean_inline(page.title) for page in pages])
     if shared and any(t not in said for t in terms(shared)):  # "Type Parameter"
-        return f"{root}: {shared}"
+        yield shared
     for page in sorted(pages, key=lambda e: (e.rank, e.marker)):
         title = part_title(page.title)
         if title and title.casefold() != root.casefold():  # never "Async/await: Async/await"
-            return f"{root}: {title}"
-    return root
+            yield title
 
 
 #: the offline outline's heading for pages that share no phrase: their common title

@@ -23,10 +23,12 @@ OPENS_WITH_IT = (
 )
 
 
-def _operators(page: str) -> str:
-    """The section the offline writer makes of ``page`` alone, on grid storage operators."""
+def _operators(page: str, sentences: int | None = None) -> str:
+    """The section the offline writer makes of ``page`` alone, on grid storage operators,
+    quoting at most ``sentences`` (the writer's default when None)."""
     evidence = [Evidence(1, "https://ex.org/page", "Page", page)]
-    return OfflineWriter().write_section(QUESTION, "Grid battery storage operators", evidence).body
+    writer = OfflineWriter() if sentences is None else OfflineWriter(sentences)
+    return writer.write_section(QUESTION, "Grid battery storage operators", evidence).body
 
 
 def test_a_pronoun_led_sentence_comes_with_the_sentence_it_leans_on() -> None:
@@ -493,14 +495,13 @@ NOT_POINTING = [
 ]
 
 
-@pytest.mark.parametrize("sentence", POINTING)
-def test_a_sentence_pointing_at_its_pages_code_or_tables(sentence: str) -> None:
-    assert points_in_page(sentence)
-
-
-@pytest.mark.parametrize("sentence", NOT_POINTING)
-def test_above_below_and_following_that_point_at_nothing_in_the_page(sentence: str) -> None:
-    assert not points_in_page(sentence)
+@pytest.mark.parametrize(
+    ("sentence", "points"), [(s, True) for s in POINTING] + [(s, False) for s in NOT_POINTING]
+)
+def test_a_sentence_pointing_at_its_pages_code_or_tables(sentence: str, points: bool) -> None:
+    """ "above", "below" and "the following" point into the page only when they name a
+    part of it; "above 100 dollars" and "the following year" do not."""
+    assert points_in_page(sentence) is points
 
 
 def test_a_sentence_pointing_at_code_is_not_quoted_nor_brought_as_an_antecedent() -> None:
@@ -512,10 +513,6 @@ def test_a_sentence_pointing_at_code_is_not_quoted_nor_brought_as_an_antecedent(
         "In the code above, the grid battery storage operator shares one inverter per site. "
         "With that optimization, grid battery storage operators save a fifth of their costs."
     )
-    body = (
-        OfflineWriter(sentences_per_section=4)
-        .write_section(QUESTION, "Grid battery storage operators", [Evidence(1, "u", "Op", page)])
-        .body
-    )
+    body = _operators(page, sentences=4)
     assert "sharing one inverter" in body
     assert "code above" not in body and "With that optimization" not in body

@@ -278,9 +278,8 @@ def _state_declared_news(paragraphs: list[str], changes: Sequence[EvidenceChange
     first citing it), unless a sentence citing it already states that field. Where it
     has no sentence of its own, only one it shares in another page's paragraph (opened
     by that page's status line), its status goes in a paragraph of its own after that
-    one: the release
-    report's "Python 3.5 Release Schedule" paragraph had gathered the status lines of
-    four other schedules before the sentence all five share."""
+    one: the release report's "Python 3.5 Release Schedule" paragraph had gathered the
+    status lines of four other schedules before the sentence all five share."""
     for change in changes:
         labels = declared_news(change)
         if not labels or change.new is None:

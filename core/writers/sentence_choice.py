@@ -3,11 +3,11 @@
 Candidates are ranked by TF-IDF likeness to the heading (twice) and the question, with a
 little weight for their page's title; brochure copy scores a fraction, an author's first
 person half. A page's questions, licence notices and pointers at its code or tables ("In
-the code above, …") are not quoted, near repeats are left
-out, a sentence that refers back ("It is …") comes only with the one before it (one that
-names its own page, "This PEP defines …", stands alone: the writer names the page), and
-one that opens with a short name ("Saltmarsh was …") brings the sentence introducing the
-full name when nothing quoted names it yet.
+the code above, …") are not quoted, near repeats are left out, a sentence that refers
+back ("It is …") comes only with the one before it (one that names its own page, "This
+PEP defines …", stands alone: the writer names the page), and one that opens with a
+short name ("Saltmarsh was …") brings the sentence introducing the full name when
+nothing quoted names it yet.
 """
 
 from __future__ import annotations

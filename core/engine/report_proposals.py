@@ -106,14 +106,14 @@ def _distinct(
     """``outline`` with each heading the report (or an item before it) already has made
     a part of it, named after its own pages ("Market rules: Storage Investment Credit"):
     two sections under one heading read as one subject said twice."""
-    taken = list(existing)
+    taken = {t.strip().casefold() for t in existing}
     out = []
     for item in outline:
         heading = item.heading
-        if heading.strip().casefold() in {t.strip().casefold() for t in taken}:
+        if heading.strip().casefold() in taken:
             mine = [e for e in bundle if e.marker in item.markers] or bundle
             heading = part_heading(heading, heading, mine, question, taken)
-        taken.append(heading)
+        taken.add(heading.strip().casefold())
         out.append(OutlineItem(heading, item.level, item.markers))
     return out
 

@@ -133,9 +133,64 @@ def peps_slice(tmp_path: Path, peps: set[int]) -> Path:
 
 
 def run_cli(
+    workspace: Path, *args: str, env: dict[str, str | None] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`evergreen ARGS` on the given workspace, in this process: ``core.cli.main`` itself,
+    with its error handling, exit codes and output, as ``evergreen`` runs it, but without
+    the 2-3 s a new Python process spends importing the core. (Typer's CliRunner does the
+    same in-process run, but calls the Typer app and so would bypass ``main``'s one-line
+    errors.) ``timeout`` is not enforced here; tests that need a real process (a kill, a
+    worker, a race between processes) use :func:`run_cli_process`. A name set to None in
+    ``env`` is unset for the command."""
+    import contextlib
+    import io
+    import traceback
+
+    from core.cli import main
+
+    full = {"EVERGREEN_HOME": str(workspace), "COLUMNS": "200", **(env or {})}
+    saved = {name: os.environ.get(name) for name in [*full, "EVERGREEN_FAULTS"]}
+    stdout, stderr = io.StringIO(), io.StringIO()
+    argv, stdin = sys.argv, sys.stdin
+    code: Any = 0
+    try:
+        os.environ.pop("EVERGREEN_FAULTS", None)
+        for name, value in full.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        sys.argv, sys.stdin = ["evergreen", *args], io.StringIO("")  # no standard input
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                main()
+            except SystemExit as exc:
+                code = exc.code
+            except Exception:  # as Python ends a command on an uncaught error
+                traceback.print_exc()
+                code = 1
+    finally:
+        sys.argv, sys.stdin = argv, stdin
+        for name, before in saved.items():
+            if before is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = before
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # SystemExit("message"): Python prints it, exits 1
+        stderr.write(f"{code}\n")
+        code = 1
+    return subprocess.CompletedProcess(
+        ["evergreen", *args], code, stdout.getvalue(), stderr.getvalue()
+    )
+
+
+def run_cli_process(
     workspace: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """`evergreen ARGS` as a person runs it: a real process on the given workspace."""
+    """`evergreen ARGS` as a person runs it: a real process on the given workspace (for a
+    kill, a worker, a race between processes, a fault injected with EVERGREEN_FAULTS)."""
     full = {**os.environ, "EVERGREEN_HOME": str(workspace), "COLUMNS": "200"}
     full.pop("EVERGREEN_FAULTS", None)
     full.update(env or {})

@@ -18,14 +18,17 @@ from core.errors import EvergreenError
 from core.sources.corpus import add_corpus
 from core.store.db import session_scope
 from core.store.models import CostEvent, ReportVersion, SectionProposal, Snapshot, UpdateRun
-from tests.conftest import run_cli, write_jsonl
+from tests.conftest import run_cli, run_cli_process, write_jsonl
 from tests.fakes.loopback import Reply, Request
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.helpers.corpus import corpus_records, make_report
 
 
 def cli(workspace: Path, *args: str, faults: str | None = None) -> subprocess.CompletedProcess:
-    return run_cli(workspace, *args, env={"EVERGREEN_FAULTS": faults} if faults else None)
+    """The CLI in this process; with ``faults``, a real process (a kill -9 kills it)."""
+    if faults:
+        return run_cli_process(workspace, *args, env={"EVERGREEN_FAULTS": faults})
+    return run_cli(workspace, *args)
 
 
 @pytest.fixture

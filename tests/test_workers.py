@@ -32,7 +32,7 @@ from core.errors import EvergreenError
 from core.store.db import session_scope
 from core.store.models import Report, SectionProposal, Snapshot, UpdateRun
 from core.workspace import load_sample
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_process
 from tests.helpers.workers import Workers, eventually, queue_workspace, workers
 
 __all__ = ["queue_workspace", "workers"]  # fixtures
@@ -103,7 +103,7 @@ def test_an_update_queued_by_the_cli_finishes_on_a_worker(
     report = sample()
     worker = workers.start()
     assert jobs.mode() == "queue"  # PostgreSQL and a live worker: runs are jobs
-    done = run_cli(queue_workspace, "update", str(report), "--as-of", AS_OF, "--json")
+    done = run_cli_process(queue_workspace, "update", str(report), "--as-of", AS_OF, "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["status"] == "awaiting_review" and result["actions"]["revise"] >= 1
@@ -156,7 +156,7 @@ def test_cancel_from_another_process_stops_a_run_on_a_worker(
     eventually(lambda: live(1), "the worker's heartbeat")
     run_id = jobs.start_update(report, as_of=parse_as_of(AS_OF))
     eventually(worker.paused, "the worker is mid-run")
-    cancelled = run_cli(queue_workspace, "cancel", str(run_id))
+    cancelled = run_cli_process(queue_workspace, "cancel", str(run_id))
     assert cancelled.returncode == 0, cancelled.stderr
     assert f"Run {run_id}: cancelling." in cancelled.stdout  # a worker has it: next step
     workers.release()
@@ -298,20 +298,20 @@ def test_update_all_queues_every_report_for_the_workers(
 ) -> None:
     reports = {sample(), second_report()}
     worker = workers.start(concurrency=2)
-    done = run_cli(queue_workspace, "update", "--all", "--as-of", AS_OF, "--wait", "--json")
+    done = run_cli_process(queue_workspace, "update", "--all", "--as-of", AS_OF, "--wait", "--json")
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert {r["report_id"] for r in rows} == reports
     assert {r["status"] for r in rows} == {"awaiting_review"}
     assert {run_row(r["run_id"]).worker for r in rows} == {worker.name}
-    again = run_cli(queue_workspace, "update", "--all", "--json")
+    again = run_cli_process(queue_workspace, "update", "--all", "--json")
     assert again.returncode == 0 and json.loads(again.stdout) == []  # all await review
 
 
 def test_create_and_resume_are_jobs_too(queue_workspace: Path, workers: Workers) -> None:
     sample()  # the sample corpus
     worker = workers.start(faults="raise@fetch:2")  # its first update fails mid-way
-    made = run_cli(
+    made = run_cli_process(
         queue_workspace,
         "create",
         "Grid battery storage projects?",
@@ -323,11 +323,11 @@ def test_create_and_resume_are_jobs_too(queue_workspace: Path, workers: Workers)
     result = json.loads(made.stdout)
     assert result["version"] == 1 and result["sections"] >= 1 and result["sources"] >= 1
     assert run_row(result["run_id"]).worker == worker.name
-    failed = run_cli(queue_workspace, "update", str(result["report_id"]), "--as-of", AS_OF)
+    failed = run_cli_process(queue_workspace, "update", str(result["report_id"]), "--as-of", AS_OF)
     assert failed.returncode == 1 and "injected fault at fetch #2" in failed.stderr
     [run] = update_runs(result["report_id"])
     assert run.status == "failed" and run.worker == worker.name
-    resumed = run_cli(queue_workspace, "resume", str(run.id), "--json")
+    resumed = run_cli_process(queue_workspace, "resume", str(run.id), "--json")
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["status"] == "awaiting_review"
     assert run_row(run.id).worker == worker.name and run_row(run.id).lease == 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -31,13 +32,16 @@ PG_URL_ENV = "EVERGREEN_TEST_PG_URL"  # an admin URL; .ci/run starts PostgreSQL 
 def workspace(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
-    """A fresh workspace; every test that uses it runs on SQLite and on PostgreSQL."""
+    """A fresh workspace; every test that uses it runs on SQLite and on PostgreSQL. Its
+    database is empty and already migrated: a copy of a template migrated once per test
+    session (an upgrade from scratch is tested in test_db and test_states)."""
     home = tmp_path / "ws"
     home.mkdir()
     monkeypatch.setenv("EVERGREEN_HOME", str(home))
     monkeypatch.delenv("EVERGREEN_DB", raising=False)
     monkeypatch.delenv("EVERGREEN_CORPORA", raising=False)
     if request.param == "sqlite":
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), home / "evergreen.db")
         yield home
         _join_runs()
         return
@@ -46,7 +50,7 @@ def workspace(
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI runs every test on PostgreSQL too, but {PG_URL_ENV} is unset")
         pytest.skip(f"no PostgreSQL server ({PG_URL_ENV} unset)")
-    with _postgres_database(admin) as url:
+    with _postgres_database(admin, template=request.getfixturevalue("postgres_template")) as url:
         monkeypatch.setenv("EVERGREEN_DB", url)
         yield home
         _join_runs()  # before the database goes: a run a test left going finishes first
@@ -61,17 +65,63 @@ def _join_runs() -> None:
     assert not left, f"background runs still going after the test: {left}"
 
 
+def _migrated(url: str) -> None:
+    """Bring the database at ``url`` to the newest schema, then close every connection."""
+    from core.store.db import dispose_engine, get_engine
+
+    get_engine(url)  # opening a database migrates it
+    dispose_engine(url)
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty SQLite workspace database at the newest schema, made once per session
+    (per xdist worker); each workspace starts from a copy of it."""
+    path = tmp_path_factory.mktemp("template") / "evergreen.db"
+    _migrated(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_template() -> Iterator[str]:
+    """The name of an empty PostgreSQL database at the newest schema, made once per
+    session (per xdist worker); each test's database is ``CREATE DATABASE … TEMPLATE``
+    of it, a file copy instead of a migration."""
+    import sqlalchemy as sa
+
+    admin = os.environ[PG_URL_ENV]
+    name = f"eg_template_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        _migrated(sa.engine.make_url(admin).set(database=name).render_as_string(False))
+        yield name
+    finally:
+        _drop_database(engine, name)
+        engine.dispose()
+
+
 @contextmanager
-def _postgres_database(admin: str) -> Iterator[str]:
-    """A new, empty database for one test, dropped afterwards."""
+def _postgres_database(admin: str, *, template: str | None = None) -> Iterator[str]:
+    """A new database for one test (a copy of ``template``, else empty), dropped
+    afterwards."""
     import sqlalchemy as sa
 
     from core.store.db import dispose_engine
 
     name = f"eg_test_{uuid.uuid4().hex[:12]}"
     engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
-    with engine.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    create = f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else "")
+    for attempt in range(5):
+        try:
+            with engine.connect() as conn:
+                conn.execute(sa.text(create))
+            break
+        except sa.exc.OperationalError:  # the template is in use for a moment (autovacuum)
+            if attempt == 4:
+                raise
+            time.sleep(0.2 * (attempt + 1))
     url = sa.engine.make_url(admin).set(database=name).render_as_string(hide_password=False)
     try:
         yield url

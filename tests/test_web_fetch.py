@@ -4,10 +4,12 @@ Browser tests skip only when no Chromium is installed and CI is not "true"."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -119,6 +121,7 @@ def test_concurrent_fetches_from_threads_respect_the_host_limit(site: Website) -
     not HAVE_CHROMIUM and os.environ.get("CI") != "true", reason="no Chromium installed"
 )
 def test_close_shuts_the_browser_down(site: Website) -> None:
+    drivers = _playwright_drivers()
     f = WebFetcher(policy=LOOPBACK, browser="chromium", delay=0)
     f.fetch(site.link("/prices"))
     browser = f._browser
@@ -126,8 +129,23 @@ def test_close_shuts_the_browser_down(site: Website) -> None:
     f.close()
     assert browser.proc.poll() is not None
     assert not os.path.exists(browser.profile)
+    assert _playwright_drivers() <= drivers  # nor the crawler's Playwright driver
     assert f.fetch(site.link("/prices")).title == "Battery prices"  # starts again
     f.close()
+
+
+def _playwright_drivers() -> set[int]:
+    """This process's child processes that are Playwright drivers (node)."""
+    found = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():  # any thread may have started one
+        pids: list[str] = []
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            pids = (task / "children").read_text().split()
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                if "playwright" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace"):
+                    found.add(int(pid))
+    return found
 
 
 def test_without_a_browser_http_strategy_with_one_warning(

@@ -216,16 +216,19 @@ class WebFetcher:
             await proxy.close()
             raise
         try:
-            crawler = AsyncWebCrawler(
-                config=BrowserConfig(
-                    cdp_url=browser.cdp_url,
-                    headless=True,
-                    verbose=False,
-                    # a context per crawl: with the default one, concurrent crawls over
-                    # CDP sometimes find their page closed under them
-                    create_isolated_context=True,
-                )
+            config = BrowserConfig(
+                cdp_url=browser.cdp_url,
+                headless=True,
+                verbose=False,
+                # a context per crawl: with the default one, concurrent crawls over
+                # CDP sometimes find their page closed under them
+                create_isolated_context=True,
             )
+            # on close, also stop the Playwright driver (a node process) the crawler started
+            # to reach Chromium over CDP, else every fetcher leaves one running (crawl4ai
+            # 0.8+ reads these; set after construction, as 0.7 takes no such arguments)
+            config.cdp_cleanup_on_close, config.cdp_close_delay = True, 0
+            crawler = AsyncWebCrawler(config=config)
             await crawler.start()
         except BaseException:
             browser.close()

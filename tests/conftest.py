@@ -35,13 +35,37 @@ def workspace(
     """A fresh workspace; every test that uses it runs on SQLite and on PostgreSQL. Its
     database is empty and already migrated: a copy of a template migrated once per test
     session (an upgrade from scratch is tested in test_db and test_states)."""
+    yield from _workspace(request, tmp_path, monkeypatch, sample=False)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def sample_workspace(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """A workspace as ``evergreen demo`` leaves it (the sample corpus and report 1, the
+    sample report), on SQLite and on PostgreSQL: a copy of one loaded once per session.
+    Loading the sample itself is tested from an empty workspace (test_app, test_cli)."""
+    yield from _workspace(request, tmp_path, monkeypatch, sample=True)
+
+
+def _workspace(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    sample: bool,
+) -> Iterator[Path]:
     home = tmp_path / "ws"
     home.mkdir()
     monkeypatch.setenv("EVERGREEN_HOME", str(home))
     monkeypatch.delenv("EVERGREEN_DB", raising=False)
     monkeypatch.delenv("EVERGREEN_CORPORA", raising=False)
     if request.param == "sqlite":
-        shutil.copyfile(request.getfixturevalue("sqlite_template"), home / "evergreen.db")
+        template = request.getfixturevalue("sqlite_sample" if sample else "sqlite_template")
+        if sample:
+            shutil.copytree(template, home, dirs_exist_ok=True)
+        else:
+            shutil.copyfile(template, home / "evergreen.db")
         yield home
         _join_runs()
         return
@@ -50,7 +74,12 @@ def workspace(
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI runs every test on PostgreSQL too, but {PG_URL_ENV} is unset")
         pytest.skip(f"no PostgreSQL server ({PG_URL_ENV} unset)")
-    with _postgres_database(admin, template=request.getfixturevalue("postgres_template")) as url:
+    if sample:
+        template, files = request.getfixturevalue("postgres_sample")
+        shutil.copytree(files, home, dirs_exist_ok=True)
+    else:
+        template = request.getfixturevalue("postgres_template")
+    with _postgres_database(admin, template=template) as url:
         monkeypatch.setenv("EVERGREEN_DB", url)
         yield home
         _join_runs()  # before the database goes: a run a test left going finishes first
@@ -97,6 +126,53 @@ def postgres_template() -> Iterator[str]:
     try:
         _migrated(sa.engine.make_url(admin).set(database=name).render_as_string(False))
         yield name
+    finally:
+        _drop_database(engine, name)
+        engine.dispose()
+
+
+def _load_sample(home: Path, url: str) -> None:
+    """``evergreen demo`` into the workspace folder ``home`` with its database at ``url``,
+    then close every connection to that database."""
+    from core.store.db import dispose_engine, session_scope
+    from core.workspace import load_sample
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("EVERGREEN_HOME", str(home))
+        env.setenv("EVERGREEN_DB", url)
+        env.delenv("EVERGREEN_CORPORA", raising=False)
+        with session_scope() as session:
+            assert load_sample(session)["report_id"] == 1
+    dispose_engine(url)
+
+
+@pytest.fixture(scope="session")
+def sqlite_sample(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path) -> Path:
+    """A workspace folder with the sample loaded (its database and its corpora), made once
+    per session; ``sample_workspace`` copies it."""
+    home = tmp_path_factory.mktemp("sample-sqlite")
+    shutil.copyfile(sqlite_template, home / "evergreen.db")
+    _load_sample(home, f"sqlite:///{home / 'evergreen.db'}")
+    return home
+
+
+@pytest.fixture(scope="session")
+def postgres_sample(
+    tmp_path_factory: pytest.TempPathFactory, postgres_template: str
+) -> Iterator[tuple[str, Path]]:
+    """A PostgreSQL template database with the sample loaded, and the workspace folder
+    holding the sample corpus, made once per session; ``sample_workspace`` copies both."""
+    import sqlalchemy as sa
+
+    admin = os.environ[PG_URL_ENV]
+    home = tmp_path_factory.mktemp("sample-postgresql")
+    name = f"eg_template_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"'))
+    try:
+        _load_sample(home, sa.engine.make_url(admin).set(database=name).render_as_string(False))
+        yield name, home
     finally:
         _drop_database(engine, name)
         engine.dispose()
@@ -305,7 +381,9 @@ def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def app(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+def app(sample_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    """The app after its first start: the sample loaded (from an empty workspace, the
+    first start loads it: test_app), runs done before a click returns."""
     monkeypatch.setenv("EVERGREEN_JOBS", "sync")
     at = AppTest.from_file(APP, default_timeout=90).run()
     assert not at.exception, at.exception

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import site
 import subprocess
 import sys
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -29,11 +31,35 @@ def _wheel(out: Path) -> Path:
     return wheel
 
 
+def _check_env(env_dir: Path) -> Path:
+    """A virtualenv whose own site-packages comes first (the wheel goes there) and that
+    sees the packages of the interpreter running the tests after it: the dependencies and
+    pip, wherever they were installed: the base interpreter, a virtualenv, the user's site.
+    (``system_site_packages`` sees the base interpreter only, not the virtualenv that
+    ``pip install -e '.[test]'`` filled.)"""
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    own = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    theirs = [sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), *site.getsitepackages()]
+    if site.ENABLE_USER_SITE:
+        theirs.append(site.getusersitepackages())
+    dirs = [d for d in dict.fromkeys(theirs) if Path(d).is_dir()]
+    # addsitedir also reads those folders' .pth files (namespace packages and the like);
+    # the checkout's editable finder among them only ever comes after the wheel's code
+    lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in dirs)
+    (Path(own) / "zz_running_interpreter.pth").write_text(lines, encoding="utf-8")
+    return python
+
+
 def test_an_installed_wheel_runs_the_demo_and_loads_the_prompts(tmp_path: Path) -> None:
     wheel = _wheel(tmp_path / "dist")
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
-    python = env_dir / "bin" / "python"
+    python = _check_env(env_dir)
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", str(wheel)],
         capture_output=True,

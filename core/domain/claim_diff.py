@@ -55,7 +55,7 @@ class ClaimChange:
 
 _ROLE = re.compile(r":[\w-]+(?::[\w-]+)?:(?=`)")
 #: an rst link (or interpreted text holding a target): ```text <target>`_``
-RST_LINK = re.compile(r"`([^`<]*?)\s*<([^>`]*)>`_{0,2}")
+RST_LINK = re.compile(r"`((?:\s*+[^`<\s])*+)\s*<([^>`]*)>`_{0,2}")  # linear: no backtracking
 _NORM_DROP = re.compile(r"[`*_<>\\]")
 _NEEDS_NORM = re.compile(r"[`*_<>\\]|\]\(|- ")
 _HYPHEN_BREAK = re.compile(r"(\w)- (\w)")  # "comma- delimited": a line-wrap artefact

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 
+from core.domain.html_comments import replace_html
 from core.domain.links import MD_LINK, MD_REF_LINK, link_text
 
 __all__ = ["WHOLE_DATE", "clean_value", "normalise_value"]
@@ -27,8 +28,8 @@ WHOLE_DATE = re.compile(
     r"|\d{1,2}/\d{1,2}/\d{2,4})$",
     re.IGNORECASE,
 )
-_RST_LINK = re.compile(r"`([^`<]*?)\s*<([^>`]*)>`_{1,2}")
-_HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>", re.S)
+_RST_LINK = re.compile(r"`((?:\s*+[^`<\s])*+)\s*<([^>`]*)>`_{1,2}")  # linear: no backtracking
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")  # and comments
 _STRONG_CODE = re.compile(r"\*\*|__|`+")
 _EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _UNDERSCORE_EMPHASIS = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
@@ -52,7 +53,7 @@ def clean_value(value: str) -> str:
     if "`" in s:
         s = _RST_LINK.sub(_link_text, s)
     if "<" in s:
-        s = _HTML_TAG.sub(" ", s)
+        s = replace_html(s, " ", _HTML_TAG)
     if "*" in s or "_" in s or "`" in s:
         s = _STRONG_CODE.sub("", s)
         s = _EMPHASIS.sub(r"\1", s)

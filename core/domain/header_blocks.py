@@ -41,7 +41,14 @@ from core.domain.head_lines import (
     skip_blank,
     split_lines,
 )
-from core.domain.headers import FIELD, front_matter_end, is_delimiter, read_rfc822, read_yaml_fields
+from core.domain.headers import (
+    FIELD,
+    FIELD_VALUE,
+    front_matter_end,
+    is_delimiter,
+    read_rfc822,
+    read_yaml_fields,
+)
 from core.domain.key_fact import KeyFact, make_fact
 
 Layout = Literal[
@@ -76,11 +83,11 @@ _FIELD = FIELD
 _BULLET_FIELD = re.compile(
     r"^[ ]{0,3}[*+-][ \t]+(?:\*\*(" + _KEY + r")(?::\*\*|\*\*[ \t]*:)"
     r"|__(" + _KEY + r")(?::__|__[ \t]*:)"
-    r"|(" + _KEY + r")[ \t]*:)(?:[ \t]+(\S.*?)|)[ \t]*$"
+    r"|(" + _KEY + r")[ \t]*:)(?:[ \t]+" + FIELD_VALUE + r"|)[ \t]*$"
 )
 _BOLD_FIELD = re.compile(
     r"^(?:\*\*(" + _KEY + r")(?::\*\*|\*\*[ \t]*:)|__(" + _KEY + r")(?::__|__[ \t]*:))"
-    r"(?:[ \t]+(\S.*?)|)[ \t]*$"
+    r"(?:[ \t]+" + FIELD_VALUE + r"|)[ \t]*$"
 )
 _BULLET = re.compile(r"^[ ]{0,3}[*+-][ \t]+\S")
 _ATX_H1 = re.compile(r"^[ ]{0,3}#[ \t]+\S")

@@ -42,6 +42,7 @@ import yaml
 
 __all__ = [
     "FIELD",
+    "FIELD_VALUE",
     "MAX_VALUE_CHARS",
     "FrontMatter",
     "HeaderField",
@@ -55,7 +56,10 @@ __all__ = [
 
 _LABEL = r"[A-Za-z_][\w.()/&'+-]*(?: [\w.()/&'+-]+){0,4}"
 #: one field's first line: (label, value or None)
-FIELD = re.compile(r"^(" + _LABEL + r")[ \t]*:(?:[ \t]+(\S.*?)|)[ \t]*$")
+#: (the value runs to the line's last character other than a space or a tab, read without
+#: backtracking: a line with a long run of blanks inside costs no more than a short one)
+FIELD_VALUE = r"(\S(?:[ \t]*+[^ \t\n])*+)"
+FIELD = re.compile(r"^(" + _LABEL + r")[ \t]*:(?:[ \t]+" + FIELD_VALUE + r"|)[ \t]*$")
 _LIST_ITEM = re.compile(r"^[ \t]*-(?:[ \t]+|$)")
 #: characters ``str.splitlines`` breaks at besides ``\n``: blanks inside a value
 _LINE_BREAKING = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")

@@ -15,6 +15,7 @@ import sacrebleu
 from rapidfuzz.distance import LCSseq
 
 from core.domain.citations import is_citation_text, rewrite_citations
+from core.domain.html_comments import replace_html
 from core.domain.links import MD_LINK, MD_REF_LINK
 
 Heading = tuple[int, str]  # (level, heading text); level 1..6
@@ -34,7 +35,6 @@ __all__ = [
 
 # --- tokenisation -----------------------------------------------------------------
 
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _PARENS = r"\((?:[^()]|\([^()]*\))*\)"  # one level of nested parens (e.g. wiki urls)
 # citations are read by core.domain.citations ([3], [1, 2], [1-3], [1–3]; a link whose text is
 # one, [3](https://...), is a citation too); footnote references [^1], [^note] are other
@@ -54,7 +54,7 @@ def _link_text(link: re.Match[str]) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Lowercase word tokens of Markdown text, without syntax, URLs or citation markers."""
-    text = _HTML_COMMENT.sub(" ", text)
+    text = replace_html(text, " ")
     text = _LINK_DEF.sub(" ", text)  # first: a defined [1] is a link, undefined a citation
     text = rewrite_citations(text, lambda _c: " ")
     text = _FOOTNOTE.sub(" ", text)

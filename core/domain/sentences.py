@@ -77,13 +77,36 @@ def split_prose(text: str) -> list[str]:
 
 
 #: a report sentence ends at . ! ? (or its citations) before a capital, a quote or the end;
-#: and after "[n]." also before a figure or a dash ("… [13]. 3.6 will receive …")
-_CITED_SENTENCE = re.compile(
-    rf"\S.*?(?:[.!?](?:\s?{GROUP})*|{GROUP}(?:\s?{GROUP})*[.!?]?)"
-    r"(?=\s+[A-Z\"'(`*]|\s*$|(?<=\]\.)\s+[-\d])",
-    re.S,
+#: and after "[n]." also before a figure or a dash ("… [13]. 3.6 will receive …"). The
+#: pattern is the stretch that ends one, searched from a sentence's second character: a
+#: sentence is the shortest text up to the first such stretch. A chain of citation groups
+#: is read whole (possessive: fewer groups never end a sentence, since a group follows)
+#: and at most ``_CHAIN`` long — a longer chain is still found, from a later group of it,
+#: with the same end — so each search costs at most a bounded amount per character.
+_CHAIN = 20
+_CITED_STOP = re.compile(
+    rf"(?:[.!?](?:\s?{GROUP}){{0,{_CHAIN}}}+|{GROUP}(?:\s?{GROUP}){{0,{_CHAIN}}}+[.!?]?+)"
+    r"(?=\s+[A-Z\"'(`*]|\s*$|(?<=\]\.)\s+[-\d])"
 )
+_NON_SPACE = re.compile(r"\S")
 _CITED_END = re.compile(rf"{GROUP}[.!?]$")  # "… [3]." ends a sentence, parentheses or not
+
+
+def _cited_parts(text: str) -> list[str]:
+    """``text`` cut after each sentence's end (``_CITED_STOP``), the rest as one last
+    part; linear in the length of ``text``. Once no end follows a sentence's start, none
+    follows any later start either: the rest is one part."""
+    parts: list[str] = []
+    pos = 0
+    while (start := _NON_SPACE.search(text, pos)) is not None:
+        stop = _CITED_STOP.search(text, start.start() + 1)
+        if stop is None:
+            break
+        parts.append(text[start.start() : stop.end()].strip())
+        pos = stop.end()
+    if text[pos:].strip():
+        parts.append(text[pos:].strip())
+    return parts
 
 
 def split_cited_sentences(paragraph: str) -> list[str]:
@@ -91,23 +114,22 @@ def split_cited_sentences(paragraph: str) -> list[str]:
 
     No split after an abbreviation ("e.g. PyPI"), an initial ("J. Smith") or inside
     parentheses still open — unless the sentence ends with its citation ("… [3]."), which
-    a paragraph of ours only does at a sentence's end."""
-    text = paragraph.strip()
-    parts: list[str] = []
-    pos = 0
-    for m in _CITED_SENTENCE.finditer(text):
-        parts.append(m.group(0).strip())
-        pos = m.end()
-    if text[pos:].strip():
-        parts.append(text[pos:].strip())
+    a paragraph of ours only does at a sentence's end. Linear in the paragraph's length:
+    an imported paragraph with no sentence end, or with thousands, costs no more per
+    character than a short one."""
     merged: list[str] = []
-    for part in (p for p in parts if p):
+    opened = 0  # parentheses the last merged sentence leaves open
+    last = ""  # the last part merged into it: its citation end is that part's
+    for part in (p for p in _cited_parts(paragraph.strip()) if p):
         prev = merged[-1] if merged else ""
-        open_paren = prev.count("(") > prev.count(")") and not _CITED_END.search(prev)
+        open_paren = opened > 0 and not _CITED_END.search(last)
         if prev and (_ABBREVIATION_END.search(prev[-20:]) or open_paren):
             merged[-1] = f"{prev} {part}"
+            opened += part.count("(") - part.count(")")
         else:
             merged.append(part)
+            opened = part.count("(") - part.count(")")
+        last = part
     return merged
 
 

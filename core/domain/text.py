@@ -16,9 +16,10 @@ _ROLE = re.compile(r":(pep|rfc):`(\d+)`", re.I)
 #: a figure as written: "3.10", "1,400", "2026"
 FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 _ANY_ROLE = re.compile(r":[\w-]+(?::[\w-]+)?:`([^`]*)`")
-_RST_LINK = re.compile(r"`([^`<]+?)\s*<[^>`]*>`_{1,2}")
+#: (the text before "<" without its trailing blanks, read without backtracking: linear)
+_RST_LINK = re.compile(r"`((?:\s*+[^`<\s])++|\s)\s*<[^>`]*>`_{1,2}")
 _RST_REF = re.compile(r"`([^`]+)`_{1,2}")
-_FOOTNOTE = re.compile(r"\s*\[(?:#[\w-]*|\d+|\*)\]_")
+_FOOTNOTE = re.compile(r"(?<!\s)\s*\[(?:#[\w-]*|\d+|\*)\]_")  # from a blank run's start only
 _LITERAL = re.compile(r"``([^`]+)``")
 _URL = re.compile(r"https?://\S+")
 _WORD = re.compile(r"[^\W_]+")

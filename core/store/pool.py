@@ -6,20 +6,38 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col, select
 
+from core.dates import utcnow
 from core.sources.base import canonical_url
 from core.store.models import PoolEntry, Report, Snapshot, Source
 
+#: each database's INSERT with an ON CONFLICT clause
+_INSERTS = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}
+
 
 def get_or_create_source(session: Session, url: str, title: str = "") -> Source:
+    """The pool's source for ``url``, made if there is none — in one statement with a
+    conflict clause (``INSERT … ON CONFLICT (url) DO NOTHING``, then a select), so runs in
+    parallel threads or processes that find the same page never collide on the unique URL
+    (a select, then an insert, let two of them both insert)."""
     url = canonical_url(url)
-    source = session.exec(select(Source).where(Source.url == url)).first()
-    if source is None:
-        source = Source(url=url, title=title)
-        session.add(source)
-        session.flush()
-    elif title and not source.title:
+    insert = _INSERTS.get(session.get_bind().dialect.name)
+    if insert is None:  # a database without the clause: look first, as before
+        source = session.exec(select(Source).where(Source.url == url)).first()
+        if source is None:
+            session.add(Source(url=url, title=title))
+            session.flush()
+    else:
+        session.execute(
+            insert(Source)
+            .values(url=url, title=title, created_at=utcnow())
+            .on_conflict_do_nothing(index_elements=["url"])
+        )
+    source = session.exec(select(Source).where(Source.url == url)).one()
+    if title and not source.title:
         source.title = title
     return source
 

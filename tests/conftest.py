@@ -273,8 +273,11 @@ def run_cli(
     import traceback
 
     from core.cli import main
+    from core.cli.console import err, out
 
     full = {"EVERGREEN_HOME": str(workspace), "COLUMNS": "200", **(env or {})}
+    # the consoles fixed their width when imported if COLUMNS was set then (xdist sets it)
+    widths = [(console, (console._width, console._height)) for console in (out, err)]
     saved = {name: os.environ.get(name) for name in [*full, "EVERGREEN_FAULTS"]}
     stdout, stderr = io.StringIO(), io.StringIO()
     argv, stdin = sys.argv, sys.stdin
@@ -287,6 +290,8 @@ def run_cli(
             else:
                 os.environ[name] = value
         sys.argv, sys.stdin = ["evergreen", *args], io.StringIO("")  # no standard input
+        for console, _ in widths:
+            console.size = (200, 25)
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             try:
                 main()
@@ -297,6 +302,8 @@ def run_cli(
                 code = 1
     finally:
         sys.argv, sys.stdin = argv, stdin
+        for console, (width, height) in widths:
+            console._width, console._height = width, height
         for name, before in saved.items():
             if before is None:
                 os.environ.pop(name, None)
@@ -359,6 +366,53 @@ def refresh_fails_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr("core.engine.stages.refresh", flaky)
     return calls
+
+
+# -- markers: the fast subset for development is -m "not slow and not browser and not pg" --
+#: modules whose tests start real processes or servers, or read a whole corpus: seconds each
+SLOW_MODULES = frozenset(
+    {
+        "test_browser",
+        "test_browser_review_tabs",
+        "test_browser_screens",
+        "test_crash",
+        "test_packaging",
+        "test_run_races",
+        "test_web_e2e",
+        "test_workers",
+    }
+)
+#: modules that drive Chromium in every test
+BROWSER_MODULES = frozenset(
+    {"test_browser", "test_browser_review_tabs", "test_browser_screens", "test_web_e2e"}
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test ``pg`` (a PostgreSQL workspace), ``browser`` (Chromium) and ``slow``
+    (see the sets above), so a subset can be chosen with ``-m``."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        spec = getattr(item, "callspec", None)
+        params = spec.params if spec else {}
+        names = set(item.fixturenames)
+        if "postgresql" in {params.get("workspace"), params.get("sample_workspace")} or (
+            "queue_workspace" in names
+        ):
+            item.add_marker(pytest.mark.pg)
+        needs_chromium = any(  # a test that skips without Chromium (outside CI)
+            "chromium" in str(mark.kwargs.get("reason", "")).lower()
+            for mark in item.iter_markers("skipif")
+        )
+        if (
+            module in BROWSER_MODULES
+            or names & {"chromium", "browser_page"}
+            or (spec and "chromium" in spec.id.split("-"))
+            or needs_chromium
+        ):
+            item.add_marker(pytest.mark.browser)
+        if module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
 
 
 # -- the app under Streamlit's AppTest --------------------------------------------------

@@ -31,6 +31,7 @@ counts (how many fields, what must follow it) is the caller's rule.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from email.parser import HeaderParser
 from typing import Any
 
 import yaml
+from yaml.constructor import SafeConstructor
 
 __all__ = [
     "FIELD",
@@ -64,6 +66,8 @@ _LIST_ITEM = re.compile(r"^[ \t]*-(?:[ \t]+|$)")
 #: characters ``str.splitlines`` breaks at besides ``\n``: blanks inside a value
 _LINE_BREAKING = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
+log = logging.getLogger(__name__)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SafeLoader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _HEADER_PARSER = HeaderParser(policy=policy.default)
 
@@ -124,8 +128,15 @@ def _unfold(groups: list[list[str]]) -> list[str]:
     )
     if _LINE_BREAKING.search(text):  # the parser splits lines at these too
         text = _LINE_BREAKING.sub(" ", text)
-    message = _HEADER_PARSER.parsestr(text)
-    return [str(message.get(f"F{k}", "")) for k in range(len(groups))]
+    try:
+        message = _HEADER_PARSER.parsestr(text)
+        values: dict[str, str] = {}
+        for name, value in message.items():  # one pass: ``get`` per field is quadratic
+            values.setdefault(name.casefold(), str(value))
+        return [values.get(f"f{k}", "") for k in range(len(groups))]
+    except Exception as exc:  # noqa: BLE001 - the parser's odd input: read as written
+        log.warning("header values read as written, not unfolded (%s)", _first_line(exc))
+        return [" ".join(" ".join(lines).split()) for lines in groups]
 
 
 def read_rfc822(
@@ -229,6 +240,54 @@ def _last_line(lines: Sequence[str], first: int, end: yaml.Mark, base: int) -> i
     return max(last, first)
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
+def _construct(loader: Any, node: yaml.Node) -> Any:
+    """The YAML document ``node`` as Python values. A value PyYAML cannot build — a date
+    that is no date (``created: 2017-28-08``), ``!!int abc``, a ``!!binary`` that is not
+    base64, an unhashable key — is kept as its text (:func:`_node_text`), with one
+    warning: a header's odd value never costs the page its header, or a run its page."""
+    try:
+        return loader.construct_document(node)
+    except Exception as exc:  # noqa: BLE001 - any value PyYAML cannot build
+        if not isinstance(node, yaml.MappingNode):
+            raise ValueError(_first_line(exc)) from None
+        first = exc
+    data: dict[Any, Any] = {}
+    unread: list[str] = []
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue  # a complex key: no label to read
+        label = _value(key, unread)
+        data[label if _hashable(label) else str(key.value)] = _value(value, unread)
+    log.warning(
+        "header values read as text, not as YAML types (%s): %s",
+        _first_line(first),
+        ", ".join(unread) or "?",
+    )
+    return data
+
+
+def _value(node: yaml.Node, unread: list[str]) -> Any:
+    """One YAML value built on its own, or its text when it cannot be."""
+    try:
+        return SafeConstructor().construct_document(node)
+    except Exception:  # noqa: BLE001 - any value PyYAML cannot build is text
+        text = _node_text(node)
+        unread.append(repr(text[:40]))
+        return text
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def read_yaml_fields(
     lines: Sequence[str], start: int, stop: int
 ) -> tuple[list[HeaderField], dict[Any, Any], str | None]:
@@ -238,12 +297,14 @@ def read_yaml_fields(
     Not valid YAML, or YAML that is not a mapping: the lines are read by
     :func:`read_rfc822` (``lenient``); fields are returned only if that reading covers
     every line."""
-    loader = _SafeLoader("\n".join(lines[start:stop]))
+    # lone surrogates (bytes read with surrogateescape) cannot reach the YAML reader:
+    # each is read as U+FFFD, one character for one, so lines and columns stay
+    loader = _SafeLoader(_SURROGATE.sub("\ufffd", "\n".join(lines[start:stop])))
     try:
         node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        node, data, error = None, None, f"not valid YAML ({str(exc).splitlines()[0]})"
+        data = _construct(loader, node) if node is not None else None
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        node, data, error = None, None, f"not valid YAML ({_first_line(exc)})"
     else:
         if node is None:
             return [], {}, None

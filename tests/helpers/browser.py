@@ -43,13 +43,15 @@ def configure_expect() -> None:
 
 
 def evergreen(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The CLI on ``home``'s workspace (runs finish before it returns)."""
-    env = {**os.environ, "EVERGREEN_HOME": str(home), "EVERGREEN_JOBS": "sync"}
-    env.pop("EVERGREEN_DB", None)
-    return subprocess.run(
-        [sys.executable, "-m", "core.cli", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+    """The CLI on ``home``'s workspace, in this process (runs finish before it returns);
+    raises CalledProcessError if it fails."""
+    from core.store.db import dispose_engine
+    from tests.conftest import run_cli  # lazy: scripts/ui_timing.py imports this module
+
+    done = run_cli(home, *args, env={"EVERGREEN_JOBS": "sync", "EVERGREEN_DB": None})
+    dispose_engine(f"sqlite:///{home / 'evergreen.db'}")  # as a command's exit closes them
+    done.check_returncode()
+    return done
 
 
 def sample_home(tmp_path: Path, *, awaiting_review: bool = False) -> Path:

@@ -67,6 +67,11 @@ def main() -> None:
         if _usage_error(exc):
             exc.show()  # type: ignore[attr-defined]
             raise SystemExit(exc.exit_code) from None  # type: ignore[attr-defined]
+        from core.store.db import busy  # loaded already: the command opened the database
+
+        locked = busy(exc)  # SQLite gave up waiting for another command's write
+        if locked is not None:
+            fail(str(locked), 1)
         raise
     if isinstance(code, int) and code == 130:
         fail("Interrupted.", code)

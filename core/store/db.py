@@ -9,6 +9,7 @@ a ReportVersion, its Sections or their Citations.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,10 +32,30 @@ from core.store.models import Citation, Claim, ReportVersion, Section
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
+#: how long a SQLite command waits for another one's write to end before it gives up
+#: (seconds; ``EVERGREEN_SQLITE_BUSY_TIMEOUT`` sets it, 0.1 to 600)
+ENV_BUSY_TIMEOUT = "EVERGREEN_SQLITE_BUSY_TIMEOUT"
+BUSY_TIMEOUT = 30.0
+
+
+def busy_timeout() -> float:
+    """Seconds SQLite waits for the write lock (:data:`ENV_BUSY_TIMEOUT`, else 30)."""
+    raw = config.value(ENV_BUSY_TIMEOUT)
+    try:
+        seconds = float(raw) if raw else BUSY_TIMEOUT
+    except ValueError:
+        raise EvergreenError(
+            f"{ENV_BUSY_TIMEOUT} must be a number of seconds (got {raw!r})."
+        ) from None
+    if not 0.1 <= seconds <= 600:  # also refuses nan
+        raise EvergreenError(f"{ENV_BUSY_TIMEOUT} must be 0.1 to 600 seconds (got {raw!r}).")
+    return seconds
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DB-API connection
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute(f"PRAGMA busy_timeout={int(busy_timeout() * 1000)}")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
@@ -52,15 +73,19 @@ def _open_engine(url: str) -> Engine:
         path = Path(url.removeprefix("sqlite:///"))
         if str(path) not in ("", ":memory:"):
             path.parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        engine = create_engine(
+            url, connect_args={"timeout": busy_timeout(), "check_same_thread": False}
+        )
         event.listen(engine, "connect", _sqlite_pragmas)
     else:
         engine = create_engine(url, pool_pre_ping=True)
     try:
         _migrate(engine, url)
     except DatabaseError as exc:
-        raise damaged(exc, url) or EvergreenError(
-            f"Cannot open the database {_where(url)}: {exc.orig}"
+        raise (
+            damaged(exc, url)
+            or busy(exc, url)
+            or EvergreenError(f"Cannot open the database {_where(url)}: {exc.orig}")
         ) from None
     return engine
 
@@ -131,6 +156,66 @@ def damaged(exc: DatabaseError, url: str | None = None) -> EvergreenError | None
     return None
 
 
+_LOCKED = ("database is locked", "database table is locked", "database schema is locked")
+
+
+class WorkspaceBusyError(EvergreenError):
+    """Another command held the workspace's SQLite database for writing longer than this
+    one would wait (:func:`busy_timeout`)."""
+
+
+def is_locked(exc: BaseException) -> bool:
+    """Is ``exc`` (or what it wraps) SQLite's "database is locked"?"""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, WorkspaceBusyError):
+            return False  # said already
+        text = str(getattr(current, "orig", None) or current).lower()
+        if any(k in text for k in _LOCKED):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def busy(exc: BaseException, url: str | None = None) -> EvergreenError | None:
+    """One line for a command that waited for the write lock and gave up (None for any
+    other error): what holds the workspace, when a run says so, and to try again."""
+    if not is_locked(exc):
+        return None
+    holder = "another command is writing to it"
+    with contextlib.suppress(Exception):  # without the detail, the message still goes out
+        holder = _writer(url) or holder
+    return WorkspaceBusyError(
+        f"The workspace is busy ({holder}; waited {busy_timeout():g} s); try again in a minute."
+    )
+
+
+def _writer(url: str | None) -> str | None:
+    """The run working on the workspace, if one is recorded ("an import of report 3 is
+    writing"): read in a connection of its own, which a writer does not block."""
+    from sqlmodel import col, select
+
+    from core.store.models import UpdateRun
+
+    engine = _ENGINES.get(config.database_url(url))
+    if engine is None:
+        return None
+    with Session(engine) as session:
+        run = session.exec(
+            select(UpdateRun)
+            .where(col(UpdateRun.status) == "running")
+            .order_by(col(UpdateRun.id).desc())
+        ).first()
+    if run is None:
+        return None
+    kind = {"import": "an import", "create": "a new report's research"}.get(
+        str(run.kind), f"an {run.kind}" if str(run.kind)[:1] in "aeiou" else f"a {run.kind}"
+    )
+    return f"{kind} of report {run.report_id} is writing"
+
+
 _ENGINES: dict[str, Engine] = {}
 _ENGINES_LOCK = threading.Lock()
 
@@ -179,7 +264,7 @@ def session_scope(url: str | None = None) -> Iterator[Session]:
             session.commit()
         except DatabaseError as exc:
             session.rollback()
-            raise damaged(exc, url) or exc from exc
+            raise damaged(exc, url) or busy(exc, url) or exc from exc
         except StatementError as exc:
             session.rollback()
             if isinstance(exc.orig, EvergreenError):  # a value a column refused (models)

@@ -17,7 +17,16 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from core.domain import fact_values, header_blocks, metrics, page_units, passages, sentences, text
+from core.domain import (
+    fact_values,
+    header_blocks,
+    material_tokens,
+    metrics,
+    page_units,
+    passages,
+    sentences,
+    text,
+)
 
 SMALL, LARGE = 4_000, 40_000
 MAX_RATIO = 20
@@ -61,6 +70,7 @@ PIECES = [
     "# ",
     "| ",
     "http://x.example/",
+    "[a](",
 ]
 
 #: the routines, each as text -> anything (caches cleared: every run reads its text anew)
@@ -75,6 +85,7 @@ ROUTINES: dict[str, Callable[[str], object]] = {
     "normalise_value": fact_values.normalise_value,
     "metrics.tokenize": metrics.tokenize,
     "clean_inline": text.clean_inline,
+    "material_tokens": material_tokens.material_tokens,
 }
 
 
@@ -115,6 +126,7 @@ leads = st.sampled_from(["", "Battery grew [1]. ", "Status: Final\n", "---\ntitl
 @example(lead="Status: a", piece=" ")  # a header line with a long run of blanks
 @example(lead="", piece="<!--")  # comments never closed
 @example(lead="`a", piece=" ")  # an rst link never closed
+@example(lead="", piece="[a](")  # link targets never closed
 def test_time_grows_at_most_linearly(name: str, lead: str, piece: str) -> None:
     ratio = _ratio(ROUTINES[name], lead, piece)
     assert ratio <= MAX_RATIO, f"{name}: 40 KB took {ratio:.0f}× as long as 4 KB"

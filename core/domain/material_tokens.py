@@ -191,7 +191,8 @@ def _scrub(text: str) -> str:
     if "](" in s:  # every link holds one
         s = MD_LINK.sub(lambda m: f" {m.group('text')} ", s)
     s = _LINK_TARGET.sub(" ", s)
-    s = _MD_TARGET.sub(" ", s)
+    close = s.rfind(")") + 1  # every target ends by then: past it, none is looked for
+    s = _MD_TARGET.sub(" ", s[:close]) + s[close:]  # (each "](" would read to the end)
     s = _FOOTNOTE.sub(" ", s)
     s = _REFERENCE.sub(" ", s)
     s = s.replace("``", " ").replace("`", " ").replace("*", " ")

@@ -225,6 +225,7 @@ def _corpus_files() -> list[Path]:
     return sorted(CORPORA.glob("*/*_corpus.jsonl.gz"))
 
 
+@pytest.mark.slow  # real processes / whole corpora
 def test_every_page_of_every_public_corpus_is_read_without_an_exception() -> None:
     """Every page version of the peps, swift and bips corpora through the readers a page's
     header goes through in an update (cached: each distinct text once)."""

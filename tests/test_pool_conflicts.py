@@ -15,6 +15,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from sqlalchemy import event
 from sqlmodel import func, select
 
@@ -87,6 +88,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow  # real processes / whole corpora
 def test_processes_racing_on_the_same_urls_all_succeed(workspace: Path) -> None:
     """Several processes, started together, each make the same 100 sources."""
     import time
@@ -112,6 +114,7 @@ def test_processes_racing_on_the_same_urls_all_succeed(workspace: Path) -> None:
     assert all(rows[url] == 1 for url in urls)
 
 
+@pytest.mark.slow  # six reports updated: seconds
 def test_update_all_with_four_workers_over_reports_sharing_sources(workspace: Path) -> None:
     """Six reports citing the same pages, updated by four workers at once: the pages
     their discovery finds are new to the pool and found by several runs together."""

@@ -87,6 +87,7 @@ def test_a_command_that_cannot_get_the_write_lock_says_so_in_one_line(
         assert session.get(Report, 1).title
 
 
+@pytest.mark.slow  # real processes / whole corpora
 def test_as_a_process_too(sqlite_home: Path) -> None:
     """The real command, as a person runs it: one line on stderr, exit 1."""
     _fresh_connections(sqlite_home)

@@ -396,6 +396,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         spec = getattr(item, "callspec", None)
         params = spec.params if spec else {}
         names = set(item.fixturenames)
+        if {"workspace", "sample_workspace"} <= names:  # two workspaces, one EVERGREEN_HOME
+            raise pytest.UsageError(f"{item.nodeid}: use workspace or sample_workspace, not both")
         if "postgresql" in {params.get("workspace"), params.get("sample_workspace")} or (
             "queue_workspace" in names
         ):

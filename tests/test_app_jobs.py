@@ -25,7 +25,8 @@ SAMPLE_REPORT = Path(__file__).resolve().parents[1] / "data" / "sample" / "repor
 
 
 @pytest.fixture
-def sample(workspace: Path) -> int:
+def sample(sample_workspace: Path) -> int:
+    """The sample report (the workspace holds it already: load_sample finds it)."""
     with session_scope() as session:
         return load_sample(session)["report_id"]
 
@@ -166,8 +167,8 @@ def test_due_reports_and_run_due(sample: int) -> None:
         assert due_reports(session, utcnow() + timedelta(days=400)) == []
 
 
-def test_cli_update_due_and_cancel(sample: int, workspace: Path) -> None:
-    r = cli(workspace, "update", "--due", "--json")
+def test_cli_update_due_and_cancel(sample: int, sample_workspace: Path) -> None:
+    r = cli(sample_workspace, "update", "--due", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == []
     with session_scope() as session:
@@ -175,18 +176,18 @@ def test_cli_update_due_and_cancel(sample: int, workspace: Path) -> None:
         for run in session.exec(select(UpdateRun).where(UpdateRun.report_id == sample)):
             run.started_at = utcnow() - timedelta(days=2)  # the import was two days ago
             session.add(run)
-    r = cli(workspace, "update", "--due", "--workers", "2", "--json")
+    r = cli(sample_workspace, "update", "--due", "--workers", "2", "--json")
     assert r.returncode == 0, r.stderr
     [row] = json.loads(r.stdout)
     assert row["report_id"] == sample and row["status"] == "awaiting_review"
-    r = cli(workspace, "cancel", str(row["run_id"]))
+    r = cli(sample_workspace, "cancel", str(row["run_id"]))
     assert r.returncode == 0, r.stderr
     assert f"Run {row['run_id']}: cancelled." in r.stdout
-    r = cli(workspace, "cancel", str(row["run_id"]))
+    r = cli(sample_workspace, "cancel", str(row["run_id"]))
     assert r.returncode == 1 and "nothing to cancel" in r.stderr
-    r = cli(workspace, "update")
+    r = cli(sample_workspace, "update")
     assert r.returncode == 1 and "or use --due" in r.stderr
-    r = cli(workspace, "update", "1", "--due")
+    r = cli(sample_workspace, "update", "1", "--due")
     assert r.returncode == 1 and "give no REPORT" in r.stderr
 
 

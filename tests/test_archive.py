@@ -47,7 +47,8 @@ NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def sample(workspace: Path) -> int:
+def sample(sample_workspace: Path) -> int:
+    """The sample report (the workspace holds it already: load_sample finds it)."""
     with session_scope() as session:
         return load_sample(session)["report_id"]
 
@@ -92,7 +93,7 @@ def test_importing_with_a_future_as_of_writes_nothing(workspace: Path) -> None:
 
 
 def test_the_cli_refuses_a_future_as_of_for_import_create_update_and_rebuild(
-    sample: int, workspace: Path
+    sample: int, sample_workspace: Path
 ) -> None:
     future = (utcnow() + timedelta(days=400)).date().isoformat()
     for args in (
@@ -101,7 +102,7 @@ def test_the_cli_refuses_a_future_as_of_for_import_create_update_and_rebuild(
         ("update", str(sample), "--as-of", future),
         ("rebuild", str(sample), "--as-of", future),
     ):
-        r = cli(workspace, *args)
+        r = cli(sample_workspace, *args)
         assert r.returncode == 1, args
         assert f"As-of {future} is in the future" in r.stderr
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
@@ -158,16 +159,18 @@ def test_an_archived_report_is_kept_but_not_scheduled(sample: int) -> None:
 
 
 def test_cli_archive_hides_from_list_and_unarchive_brings_back(
-    sample: int, workspace: Path
+    sample: int, sample_workspace: Path
 ) -> None:
-    r = cli(workspace, "archive", str(sample))
+    r = cli(sample_workspace, "archive", str(sample))
     assert r.returncode == 0 and f"evergreen unarchive {sample}" in r.stdout
-    assert json.loads(cli(workspace, "list", "--json").stdout) == []
-    rows = json.loads(cli(workspace, "list", "--archived", "--json").stdout)
+    assert json.loads(cli(sample_workspace, "list", "--json").stdout) == []
+    rows = json.loads(cli(sample_workspace, "list", "--archived", "--json").stdout)
     assert [(row["id"], row["status"]) for row in rows] == [(sample, "archived")]
-    assert cli(workspace, "unarchive", str(sample)).returncode == 0
-    assert [row["id"] for row in json.loads(cli(workspace, "list", "--json").stdout)] == [sample]
-    missing = cli(workspace, "archive", "42")
+    assert cli(sample_workspace, "unarchive", str(sample)).returncode == 0
+    assert [row["id"] for row in json.loads(cli(sample_workspace, "list", "--json").stdout)] == [
+        sample
+    ]
+    missing = cli(sample_workspace, "archive", "42")
     assert missing.returncode == 1 and "No report '42'" in missing.stderr
 
 
@@ -287,17 +290,19 @@ def test_a_report_with_a_run_in_progress_is_not_deleted(sample: int) -> None:
         assert session.get(Report, sample) is None
 
 
-def test_cli_delete_asks_for_yes_then_deletes(sample: int, workspace: Path) -> None:
-    r = cli(workspace, "delete", str(sample))
+def test_cli_delete_asks_for_yes_then_deletes(sample: int, sample_workspace: Path) -> None:
+    r = cli(sample_workspace, "delete", str(sample))
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
     assert r.stderr.startswith(f"Error: Deleting report {sample} ('Grid-Scale Battery Energy")
     assert r.stderr.rstrip().endswith("(pages other reports cite stay). Add --yes to confirm.")
-    assert [row["id"] for row in json.loads(cli(workspace, "list", "--json").stdout)] == [sample]
-    r = cli(workspace, "delete", str(sample), "--yes", "--json")
+    assert [row["id"] for row in json.loads(cli(sample_workspace, "list", "--json").stdout)] == [
+        sample
+    ]
+    r = cli(sample_workspace, "delete", str(sample), "--yes", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["report_id"] == sample and out["deleted"]["versions"] == 1
-    assert json.loads(cli(workspace, "list", "--archived", "--json").stdout) == []
+    assert json.loads(cli(sample_workspace, "list", "--archived", "--json").stdout) == []
 
 
 def assert_no_dangling_rows(session: Session) -> None:

@@ -55,7 +55,8 @@ def _assert_every_claim_holds(report_id: int) -> None:
 
 
 @pytest.fixture
-def sample(workspace: Path) -> int:
+def sample(sample_workspace: Path) -> int:
+    """The sample report (the workspace holds it already: load_sample finds it)."""
     with session_scope() as s:
         return load_sample(s)["report_id"]
 

@@ -8,7 +8,9 @@ records (:mod:`core.sources.corpus`) and an imported report's title
 - **YAML front matter** — a ``---`` line, YAML, a ``---`` (or ``...``) line — is read
   with PyYAML's safe loader (``yaml.compose`` for each field's lines, ``yaml.safe_load``
   for the typed mapping): a list stays a list, a comment is not part of a value, a
-  quoted value loses its quotes, a nested mapping keeps its keys. A block that is not
+  quoted value loses its quotes, a nested mapping keeps its keys; a value PyYAML cannot
+  build (``created: 2017-28-08``, ``!!int abc``) is kept as its text, with a warning in
+  the log — a header never stops a reader. A block that is not
   valid YAML (an unquoted ``: `` inside a title is common) is still read, line by line as
   an RFC-822 block whose list items (``- a``) continue the field before them, if every
   line of it is a field, a continuation, a list item, a comment or blank;

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from core.domain.facets import facets_of
 from core.domain.keyfacts import fact_changes, read_key_facts
 from core.domain.relevance import RELEVANCE_MIN, Relevance
 
@@ -24,6 +25,10 @@ INCUMBENT_BONUS = 0.03
 FELL_BY = 0.1  # how much a rewritten page's relevance must drop for it to have "fallen"
 SPLIT_MIN = 2  # new pages a full section must receive for them to open a section of their own
 YIELD_BY = 0.02  # how much less relevant than those new pages a section must be to give way
+#: a page among this many best of the report's pages for the question, or for one of its
+#: facets, is central: the budget never removes it
+CENTRAL = 5
+_OVER_BUDGET = "less relevant than the {n} sources the report's budget keeps"
 #: declared statuses of a design that is no longer the current one
 _RETIRED = re.compile(r"\b(withdrawn|superseded|replaced|obsolete|abandoned|retired)\b", re.I)
 #: fields that name what replaced a page
@@ -160,7 +165,7 @@ def choose_sources(
         if scores[m] < floor and m not in news:
             cuts[m] = "no longer about the question (relevance below the report's bar)"
         elif budget > 0 and len(kept) >= budget:
-            cuts[m] = f"less relevant than the {budget} sources the report's budget keeps"
+            cuts[m] = _OVER_BUDGET.format(n=budget)
         else:
             kept.append(m)
     return kept, cuts
@@ -224,13 +229,10 @@ def plan_sources(
     fell = _fallen(relevance, changed, scores)
     candidates = {m: s for m, s in ranks.items() if not (m in new and m in superseded)}
     news = _news(cited, changed)
-    _kept, cuts = choose_sources(
-        {m: s for m, s in candidates.items() if m not in fell},
-        cited,
-        budget.sources,
-        0.0,
-        protected=news,
-    )
+    central = _central(relevance, question, pages, ranks) - fell
+    ranked = {m: s for m, s in candidates.items() if m not in fell}
+    kept, cuts = choose_sources(ranked, cited, budget.sources, 0.0, protected=news | central)
+    _name_what_outranks(cuts, [m for m in kept if m not in news | central], ranks, pages, cited)
     cuts.update({m: "rewritten about something else (no longer about the question)" for m in fell})
     new_below = {m for m in new if scores[m] < RELEVANCE_MIN}
     cuts.update({m: "not about the question" for m in new_below})
@@ -242,6 +244,55 @@ def plan_sources(
         ranks,
         news,
     )
+
+
+def _central(
+    relevance: Relevance,
+    question: str,
+    pages: Mapping[int, tuple[str, str]],
+    ranks: Mapping[int, float],
+) -> set[int]:
+    """The pages among the CENTRAL best of ``pages`` for the question (by ``ranks``) or
+    for one of its facets (by their best passages' meaning): what a search for the
+    question or a facet puts first, which no budget removes. A proposal on native
+    sidecar containers, first for its facet, was cut from a report by the budget the
+    year its text was rewritten, while pages on other subjects stayed."""
+
+    def best(score: Mapping[int, float]) -> set[int]:
+        return set(sorted(score, key=lambda m: (-score[m], m))[:CENTRAL])
+
+    out = best(ranks)
+    queries = [f.query for f in facets_of(question)]
+    if queries:
+        keyed = {str(m): page for m, page in pages.items()}
+        _whole, per = relevance.facet_scores(keyed, queries)
+        for i in range(len(queries)):
+            out |= best({m: per[str(m)][i] for m in pages})
+    return out
+
+
+def _name_what_outranks(
+    cuts: dict[int, str],
+    kept: list[int],
+    ranks: Mapping[int, float],
+    pages: Mapping[int, tuple[str, str]],
+    cited: Iterable[int],
+) -> None:
+    """Say, in each cut the budget made, which of the ``kept`` sources (those kept for
+    their rank) it ranks below and by how much: the analyst can check it ("… the least
+    of them, "Actors" [3], ranks 0.41 for the question, this one 0.38")."""
+    held = set(cited)
+    ranked = [m for m in kept if m in ranks]
+    if not ranked:
+        return
+    least = min(ranked, key=lambda m: ranks[m] + (INCUMBENT_BONUS if m in held else 0.0))
+    title = pages[least][0] or f"source [{least}]"
+    for m, why in cuts.items():
+        if why.startswith("less relevant than the "):
+            cuts[m] = (
+                f"{why}; the least of them, \u201c{title}\u201d [{least}], ranks "
+                f"{ranks[least]:.2f} for the question, this one {ranks[m]:.2f}"
+            )
 
 
 def _needs_plan(

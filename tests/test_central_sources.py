@@ -48,7 +48,7 @@ def ranked(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_budget_never_cuts_the_best_page_of_a_facet() -> None:
     pages = _pages(12)
     plan = plan_sources(QUESTION, pages, {}, {}, Budget(sources=10))
-    assert 12 not in plan.cuts  # last for the question, first for "signing"
+    assert 12 not in plan.cuts and 12 in plan.central  # last for the question, first for "signing"
     assert set(plan.cuts) == {10, 11}  # the weakest of the others go instead
     why = plan.cuts[11]
     assert why.startswith("less relevant than the 10 sources the report's budget keeps")

@@ -182,6 +182,8 @@ class SourcePlan:
     admitted: set[int]
     scores: dict[int, float]  # relevance used to rank what stays
     news: set[int] = field(default_factory=set)  # declared status just changed: never cut
+    central: set[int] = field(default_factory=set)  # first for the question or a facet:
+    # a section over its words shortens them, never drops them whole
 
     def reasons(self, markers: Iterable[int], titles: Mapping[int, str]) -> list[str]:
         """One plain line per source of ``markers`` that this plan cuts or trims."""
@@ -243,6 +245,7 @@ def plan_sources(
         admitted,
         ranks,
         news,
+        central,
     )
 
 

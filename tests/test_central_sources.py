@@ -53,7 +53,7 @@ def test_the_budget_never_cuts_the_best_page_of_a_facet() -> None:
     why = plan.cuts[11]
     assert why.startswith("less relevant than the 10 sources the report's budget keeps")
     # names the kept source it ranks below (not the central one), with both figures
-    assert "\u201cWidget page 9\u201d [9], ranks 0.91 for the question, this one 0.89" in why
+    assert "\u201cWidget page 9\u201d [9], ranks 0.910 for the question, this one 0.890" in why
 
 
 @pytest.mark.usefixtures("ranked")

@@ -283,7 +283,7 @@ def _name_what_outranks(
 ) -> None:
     """Say, in each cut the budget made, which of the ``kept`` sources (those kept for
     their rank) it ranks below and by how much: the analyst can check it ("… the least
-    of them, "Actors" [3], ranks 0.41 for the question, this one 0.38")."""
+    of them, "Actors" [3], ranks 0.410 for the question, this one 0.380")."""
     held = set(cited)
     ranked = [m for m in kept if m in ranks]
     if not ranked:
@@ -294,7 +294,7 @@ def _name_what_outranks(
         if why.startswith("less relevant than the "):
             cuts[m] = (
                 f"{why}; the least of them, \u201c{title}\u201d [{least}], ranks "
-                f"{ranks[least]:.2f} for the question, this one {ranks[m]:.2f}"
+                f"{ranks[least]:.3f} for the question, this one {ranks[m]:.3f}"
             )
 
 

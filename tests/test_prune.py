@@ -123,9 +123,6 @@ def test_a_section_over_its_words_shortens_every_source_before_one_goes() -> Non
     # when even one sentence each is too much, the least relevant source goes whole
     out, cut = fit_words(body, {1: 0.8, 2: 0.3}, 14)
     assert "[2]" not in out and "Alpha reads" in out
-    # ... unless it is central (first for the question or a facet): the stronger one goes
-    out, cut = fit_words(body, {1: 0.8, 2: 0.3}, 14, whole=[2])
-    assert "[2]" in out and "Beta signs each archive" in out and "[1]" not in out
 
 
 def test_a_repeated_fact_is_stated_once_with_both_citations() -> None:

@@ -161,7 +161,6 @@ def fit_words(
     limit: int,
     protected: Iterable[int] = (),
     incumbents: Iterable[int] = (),
-    whole: Iterable[int] = (),
 ) -> tuple[str, list[int]]:
     """``body`` cut to at most ``limit`` words; the markers that lost sentences.
 
@@ -172,9 +171,8 @@ def fit_words(
     of sources kept, and the budget of sources decides what the report cites: cutting
     whole sources first, the benches' final reports held fewer key sources (PEP 0.524,
     Swift 0.734 against 0.551 and 0.752; ``BENCHMARKS.md``). Sentences of unscored or
-    ``protected`` markers (the news) are never cut; ``whole`` markers (central sources)
-    are shortened but never go whole; ``incumbents`` (already cited) count INCUMBENT_BONUS
-    more."""
+    ``protected`` markers (the news) are never cut; ``incumbents`` (already cited) count
+    INCUMBENT_BONUS more."""
     if limit <= 0 or words(body) <= limit:
         return body, []
     cut: list[int] = []
@@ -188,8 +186,7 @@ def fit_words(
     order = sorted(victims, key=lambda m: (worth(m), m))
     # depth first, the later sentences of each source; then whole sources, prose first
     passes = [[(m, False, KEEP_PROSE)] for m in order]
-    kept_whole = set(whole)
-    passes += [[(m, False, 0), (m, True, 0)] for m in order if m not in kept_whole]
+    passes += [[(m, False, 0), (m, True, 0)] for m in order]
     for steps in passes:
         for marker, facts_too, keep_prose in steps:
             body, lost = _trim(body, marker, limit, facts_too=facts_too, keep_prose=keep_prose)

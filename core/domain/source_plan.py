@@ -15,7 +15,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from core.domain.facets import facets_of
 from core.domain.keyfacts import fact_changes, read_key_facts
 from core.domain.relevance import RELEVANCE_MIN, Relevance
 
@@ -25,9 +24,6 @@ INCUMBENT_BONUS = 0.03
 FELL_BY = 0.1  # how much a rewritten page's relevance must drop for it to have "fallen"
 SPLIT_MIN = 2  # new pages a full section must receive for them to open a section of their own
 YIELD_BY = 0.02  # how much less relevant than those new pages a section must be to give way
-#: a page among this many best of the report's pages for the question, or for one of its
-#: facets, is central: the budget never removes it
-CENTRAL = 5
 _OVER_BUDGET = "less relevant than the {n} sources the report's budget keeps"
 #: declared statuses of a design that is no longer the current one
 _RETIRED = re.compile(r"\b(withdrawn|superseded|replaced|obsolete|abandoned|retired)\b", re.I)
@@ -182,8 +178,6 @@ class SourcePlan:
     admitted: set[int]
     scores: dict[int, float]  # relevance used to rank what stays
     news: set[int] = field(default_factory=set)  # declared status just changed: never cut
-    central: set[int] = field(default_factory=set)  # first for the question or a facet:
-    # a section over its words shortens them, never drops them whole
 
     def reasons(self, markers: Iterable[int], titles: Mapping[int, str]) -> list[str]:
         """One plain line per source of ``markers`` that this plan cuts or trims."""
@@ -231,10 +225,9 @@ def plan_sources(
     fell = _fallen(relevance, changed, scores)
     candidates = {m: s for m, s in ranks.items() if not (m in new and m in superseded)}
     news = _news(cited, changed)
-    central = _central(relevance, question, pages, ranks) - fell
     ranked = {m: s for m, s in candidates.items() if m not in fell}
-    kept, cuts = choose_sources(ranked, cited, budget.sources, 0.0, protected=news | central)
-    _name_what_outranks(cuts, [m for m in kept if m not in news | central], ranks, pages, cited)
+    kept, cuts = choose_sources(ranked, cited, budget.sources, 0.0, protected=news)
+    _name_what_outranks(cuts, [m for m in kept if m not in news], ranks, pages, cited)
     cuts.update({m: "rewritten about something else (no longer about the question)" for m in fell})
     new_below = {m for m in new if scores[m] < RELEVANCE_MIN}
     cuts.update({m: "not about the question" for m in new_below})
@@ -245,33 +238,7 @@ def plan_sources(
         admitted,
         ranks,
         news,
-        central,
     )
-
-
-def _central(
-    relevance: Relevance,
-    question: str,
-    pages: Mapping[int, tuple[str, str]],
-    ranks: Mapping[int, float],
-) -> set[int]:
-    """The pages among the CENTRAL best of ``pages`` for the question (by ``ranks``) or
-    for one of its facets (by their best passages' meaning): what a search for the
-    question or a facet puts first, which no budget removes. A proposal on native
-    sidecar containers, first for its facet, was cut from a report by the budget the
-    year its text was rewritten, while pages on other subjects stayed."""
-
-    def best(score: Mapping[int, float]) -> set[int]:
-        return set(sorted(score, key=lambda m: (-score[m], m))[:CENTRAL])
-
-    out = best(ranks)
-    queries = [f.query for f in facets_of(question)]
-    if queries:
-        keyed = {str(m): page for m, page in pages.items()}
-        _whole, per = relevance.facet_scores(keyed, queries)
-        for i in range(len(queries)):
-            out |= best({m: per[str(m)][i] for m in pages})
-    return out
 
 
 def _name_what_outranks(

@@ -262,9 +262,7 @@ def _trimmed(d: Drafting, case: SectionCase) -> SectionProposal:
     """Only pruning and settled declared fields changed the section: its cut sources'
     sentences go, its field summaries say what their pages declare, then the budget."""
     plan = d.plan
-    body, cut = fit_words(
-        case.trimmed, plan.scores, d.budget.words, plan.news, case.markers, plan.central
-    )
+    body, cut = fit_words(case.trimmed, plan.scores, d.budget.words, plan.news, case.markers)
     return case.proposal(
         run_id=d.run.id,
         action=Action.REVISE if body.strip() else Action.REMOVE,
@@ -345,9 +343,7 @@ def _checked_draft(d: Drafting, case: SectionCase, draft: Draft) -> tuple[DraftC
     quotes = list(draft.quotes)
     checked = check_draft(draft.body, case.section.body, page_texts(d.by_marker, case.new), quotes)
     plan = d.plan
-    draft.body, cut = fit_words(
-        checked.body, plan.scores, d.budget.words, plan.news, case.markers, plan.central
-    )
+    draft.body, cut = fit_words(checked.body, plan.scores, d.budget.words, plan.news, case.markers)
     return checked, shortened(cut, case.titles, d.budget)
 
 

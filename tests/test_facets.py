@@ -4,7 +4,7 @@ its own; and the assignment of pages to them."""
 from __future__ import annotations
 
 from core.domain.facets import facets_of, heading_of, subject_of
-from core.domain.relevance import assign, facet_choice
+from core.domain.first_choice import assign, facet_choice
 
 
 def test_a_parenthesised_list_names_the_facets_and_the_rest_is_the_subject() -> None:

@@ -11,7 +11,8 @@ import pytest
 from core.dates import parse_as_of
 from core.domain import relevance
 from core.domain.facets import topic_clause
-from core.domain.relevance import RELEVANCE_MIN, Relevance, first_floor, fuse
+from core.domain.first_choice import first_floor
+from core.domain.relevance import RELEVANCE_MIN, Relevance, fuse
 from core.engine.creation import create_report
 from core.sources.corpus import add_corpus
 from core.store.db import session_scope

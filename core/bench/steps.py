@@ -12,7 +12,7 @@ from core.app.importer import import_report
 from core.bench.fact_accuracy import fact_accuracy
 from core.bench.freshness import freshness_rebuild, freshness_update
 from core.bench.measure import Pages, continuity_between, quality, view
-from core.bench.relevance import recall, relevance
+from core.bench.relevance import central_removed, recall, relevance
 from core.bench.truth import QuerySpec
 from core.dates import parse_as_of
 from core.engine.creation import create_report
@@ -113,6 +113,7 @@ def update_step(
         rec["fact_accuracy"], rec["fact_changes"] = fact_accuracy(
             v, p.urls, spec.status_changes_between(prev_t, t), pages, p.version.as_of
         )
+        rec.update(central_removed(pages, spec, p.urls, v.urls, v.version.as_of))
     return rec
 
 

@@ -9,6 +9,10 @@ tracked questions of the PEP and Swift corpora (candidates: the offline planner'
 queries, 40 hits each, as of 2025-12-31), precision of the top 12: BM25 alone 0.77,
 the embedding alone 0.81, fused (k = 20) 0.86.
 
+A page is scored by what stands for it: its title and opening, or — when its best
+passages say clearly more, as on long templated pages that open with a metadata header
+and a table of contents — its opening blended with them (``core.domain.relevance_passages``).
+
 A page scoring below a floor is not used. The floor adapts to the question (embedding
 scores differ by question far more than by page): a first report takes pages scoring at
 least TOP_SHARE of the best candidate (FACET_SHARE for a query's best lexical hit);
@@ -45,8 +49,9 @@ import numpy as np
 
 from core.domain import feedback
 from core.domain.facets import topic_clause
+from core.domain.relevance_passages import OPENING_CHARS, focus, passage_vectors
 from core.domain.text import clean_inline, cosine, idf_table, page_terms, terms, tfidf
-from core.domain.vectors import leanings, standardised, unit
+from core.domain.vectors import unit
 from core.errors import EvergreenError
 from core.sources.base import Collection
 
@@ -58,7 +63,7 @@ FLOOR_QUANTILE = 0.2  # a new page must rank at least as well as this share of c
 TOP_SHARE = 0.6  # a first report uses pages scoring at least this share of the best one
 FACET_SHARE = 0.4  # ... or this share, when the page is among a query's best lexical hits
 FACET_HITS = 2  # (its best position in some query's results, 0-based, at most this)
-PAGE_CHARS = 2000  # the title and this much of the text stand for a page
+PAGE_CHARS = OPENING_CHARS  # a page's opening (its lexical words: twice that much text)
 CENTRE_SAMPLE = 400  # pages of a collection whose mean is its centre
 CENTRE_MIN_PAGES = 100  # a smaller collection is not centred
 TOPIC_WEIGHT = 0.5  # a question's topic clause's share of its embedding (measured: BENCHMARKS)
@@ -159,9 +164,22 @@ class Relevance:
         return [float(x) for x in self._score(self._embed(texts))]
 
     def page_scores(self, pages: Mapping[str, tuple[str, str]]) -> dict[str, float]:
-        """url → score, for pages given as url → (title, content)."""
+        """url → score, for pages given as url → (title, content): each page by its
+        focus on the question, the mean of its best passages (``relevance_passages``)."""
         urls = list(pages)
-        return dict(zip(urls, self.scores([page_text(*pages[u]) for u in urls]), strict=True))
+        if not urls:
+            return {}
+        vectors = self._focus([pages[u] for u in urls], self._score)
+        return dict(zip(urls, (float(x) for x in self._score(vectors)), strict=True))
+
+    def _focus(
+        self, pages: Sequence[tuple[str, str]], score: Callable[[np.ndarray], np.ndarray]
+    ) -> np.ndarray:
+        """Each page's vector under ``score``, one row per page: its opening, or its
+        opening blended with its best passages when those say clearly more
+        (``relevance_passages.focus``)."""
+        cut = passage_vectors(pages, _embed)
+        return focus([vectors for _bodies, vectors in cut], score)
 
     def hybrid_scores(
         self,
@@ -175,8 +193,12 @@ class Relevance:
         typing in Python"; the words can. Used where an update ranks what it keeps.
         ``with_feedback``: ranked again by what the best of these pages share
         (``core.domain.feedback``; not with fewer than FEEDBACK_MIN pages)."""
+        urls = list(pages)
+        if not urls:
+            return {}
+        vectors = self._focus([pages[u] for u in urls], self._score)
         if semantic is None:
-            semantic = self.page_scores(pages)
+            semantic = {u: float(x) for u, x in zip(urls, self._score(vectors), strict=True)}
         bags = {u: page_terms(t, c[: PAGE_CHARS * 2]) for u, (t, c) in pages.items()}
         idf = idf_table(bags.values())
         head = self.question.split(":", 1)[0]  # a question's head clause names its topic
@@ -186,13 +208,14 @@ class Relevance:
         first = {u: (semantic[u] + lexical[u]) / 2 for u in pages}
         if not with_feedback:
             return first
-        vectors, query = self._space([page_text(*pages[u]) for u in first])
-        return feedback.refine(first, lexical, words, vectors, query)
+        if len(urls) < feedback.FEEDBACK_MIN:
+            return first
+        space, query = self._space(np.asarray(vectors))
+        return feedback.refine(first, lexical, words, space, query)
 
-    def _space(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(unit embeddings of ``texts``, the question's) in the space scores are
-        measured in: centred on the collection when there is one."""
-        vectors = self._embed(texts) if texts else np.zeros((0, self._query.shape[0]))
+    def _space(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(unit ``vectors``, the question's) in the space scores are measured in:
+        centred on the collection when there is one."""
         if self.centre is None:
             return vectors, self._query
         return unit(vectors - self.centre.mean), unit(self._query - self.centre.mean)
@@ -212,13 +235,13 @@ class Relevance:
         urls = list(pages)
         if not urls:
             return {}, {}
-        vectors = self._embed([page_text(*pages[u]) for u in urls])
-        whole = self._score(vectors)
-        per = (
-            np.stack([self._scorer(q)(vectors) for q in _embed(queries)], axis=1)
-            if queries
-            else np.zeros((len(urls), 0))
-        )
+        listed = [pages[u] for u in urls]
+        whole = self._score(self._focus(listed, self._score))
+        columns = []
+        for query in _embed(queries) if queries else []:
+            score = self._scorer(query)  # each facet by the passages most about it
+            columns.append(score(self._focus(listed, score)))
+        per = np.stack(columns, axis=1) if columns else np.zeros((len(urls), 0))
         return (
             {u: float(whole[i]) for i, u in enumerate(urls)},
             {u: [float(x) for x in per[i]] for i, u in enumerate(urls)},
@@ -296,102 +319,3 @@ def fuse(lexical: Sequence[str], semantic: Mapping[str, float], k: int = RRF_K) 
         return score + (1 / (k + sem_rank[u]) if u in sem_rank else 0.0)
 
     return sorted(lexical, key=lambda u: (-fused(u), lex_rank[u]))
-
-
-def first_floor(scores: Sequence[float]) -> float:
-    """The score a page needs to enter a first report: a share of the best candidate's
-    (embedding scores differ by question, so no absolute value fits all), never below
-    RELEVANCE_MIN."""
-    return max(RELEVANCE_MIN, TOP_SHARE * max(scores, default=0.0))
-
-
-def choice_floor(semantic: Mapping[str, float], candidates: int, limit: int) -> float:
-    """The score a page needs to enter a first report: ``first_floor`` when there are
-    more candidates than the report uses; with no more, nothing to choose between, and
-    a small static model is not sure enough of a middling score to drop a page the
-    search found: RELEVANCE_MIN."""
-    if candidates <= limit:
-        return RELEVANCE_MIN
-    return first_floor(list(semantic.values()))
-
-
-def first_choice(
-    lexical: Mapping[str, int], semantic: Mapping[str, float], limit: int
-) -> list[str]:
-    """The pages a first report uses, most relevant first: ``lexical`` is each page's best
-    position in the results of the planned queries (one per facet of the question),
-    ``semantic`` its score against the whole question. A page is used when it scores at
-    least TOP_SHARE of the best page, or — the best lexical answer to one of the queries,
-    which a single embedding of the whole question underrates when the question has
-    several facets — at least FACET_SHARE of it. With no more candidates than ``limit``
-    there is nothing to choose between, and a small static model is not sure enough of
-    a middling score to drop a page the search found: only pages below RELEVANCE_MIN go."""
-    top = max(semantic.values(), default=0.0)
-    order = sorted(lexical, key=lambda u: (lexical[u], u))
-    floor = choice_floor(semantic, len(order), limit)
-
-    def used(u: str) -> bool:
-        score = semantic.get(u, 0.0)
-        return score >= floor or (
-            lexical[u] <= FACET_HITS and score >= max(RELEVANCE_MIN, FACET_SHARE * top)
-        )
-
-    return [u for u in fuse(order, semantic) if used(u)][:limit]
-
-
-def facet_choice(
-    facet_hits: Sequence[Sequence[str]],
-    facet_scores: Mapping[str, Sequence[float]],
-    whole: Mapping[str, float],
-    ranked: Sequence[str],
-    limit: int,
-) -> list[str]:
-    """The pages a first report uses when the question names facets: each facet's best
-    pages first (its own search results fused with the pages' scores against it, those
-    scoring at least TOP_SHARE of the facet's best page), a few per facet so that no
-    facet goes unanswered; then ``ranked`` (the whole question's choice) up to ``limit``.
-    ``facet_hits``: each facet query's results, best first; ``facet_scores``: url → its
-    score against each facet; ``whole``: url → its score against the question."""
-    n = len(facet_hits)
-    if not n:
-        return list(ranked)[:limit]
-    quota = max(1, min(3, limit // (2 * n)))
-    picks: list[list[str]] = []
-    for i, hits in enumerate(facet_hits):
-        mine = {u: facet_scores[u][i] for u in facet_scores}
-        top = max(mine.values(), default=0.0)
-        floor = max(RELEVANCE_MIN, TOP_SHARE * top)
-        lexical = [u for u in hits if u in mine] + [u for u in mine if u not in set(hits)]
-        picks.append(
-            [
-                u
-                for u in fuse(lexical, mine)
-                if mine[u] >= floor and whole.get(u, 0.0) >= RELEVANCE_MIN
-            ][:quota]
-        )
-    out: list[str] = []
-    for rank in range(quota):  # round robin: every facet's best page before any second
-        for mine in picks:
-            if rank < len(mine) and mine[rank] not in out:
-                out.append(mine[rank])
-    out.extend(u for u in ranked if u not in out)
-    return out[:limit]
-
-
-def assign(urls: Sequence[str], facet_scores: Mapping[str, Sequence[float]]) -> dict[str, int]:
-    """url → the facet (index) each page is most about: the facet it leans to relative to
-    its own scores (``leanings``: every facet query carries the question's subject, and a
-    page about the subject scores high on all of them), standardised over the pages (raw
-    scores are not comparable across facets: a broad facet, "metadata", scores every
-    packaging page high). Standardised raw scores pushed a page away from a facet many
-    pages share: unsafe-pointer pages went to "Noncopyable and nonescapable types" while
-    "Unsafe pointer APIs" had many. Measured on the Swift bench's final reports, pages
-    whose title names exactly one facet sat in that facet's section 56 of 79 times with
-    raw scores, 61 of 76 with leanings (``BENCHMARKS.md``)."""
-    rows = [u for u in facet_scores if facet_scores[u]]
-    if not rows:
-        return {}
-    matrix = np.asarray([facet_scores[u] for u in rows], dtype=float)
-    z = standardised(leanings(matrix))
-    best = {u: int(np.argmax(z[i])) for i, u in enumerate(rows)}
-    return {u: best[u] for u in urls if u in best}

@@ -24,6 +24,7 @@ INCUMBENT_BONUS = 0.03
 FELL_BY = 0.1  # how much a rewritten page's relevance must drop for it to have "fallen"
 SPLIT_MIN = 2  # new pages a full section must receive for them to open a section of their own
 YIELD_BY = 0.02  # how much less relevant than those new pages a section must be to give way
+_OVER_BUDGET = "less relevant than the {n} sources the report's budget keeps"
 #: declared statuses of a design that is no longer the current one
 _RETIRED = re.compile(r"\b(withdrawn|superseded|replaced|obsolete|abandoned|retired)\b", re.I)
 #: fields that name what replaced a page
@@ -160,7 +161,7 @@ def choose_sources(
         if scores[m] < floor and m not in news:
             cuts[m] = "no longer about the question (relevance below the report's bar)"
         elif budget > 0 and len(kept) >= budget:
-            cuts[m] = f"less relevant than the {budget} sources the report's budget keeps"
+            cuts[m] = _OVER_BUDGET.format(n=budget)
         else:
             kept.append(m)
     return kept, cuts
@@ -224,13 +225,9 @@ def plan_sources(
     fell = _fallen(relevance, changed, scores)
     candidates = {m: s for m, s in ranks.items() if not (m in new and m in superseded)}
     news = _news(cited, changed)
-    _kept, cuts = choose_sources(
-        {m: s for m, s in candidates.items() if m not in fell},
-        cited,
-        budget.sources,
-        0.0,
-        protected=news,
-    )
+    ranked = {m: s for m, s in candidates.items() if m not in fell}
+    kept, cuts = choose_sources(ranked, cited, budget.sources, 0.0, protected=news)
+    _name_what_outranks(cuts, [m for m in kept if m not in news], ranks, pages, cited)
     cuts.update({m: "rewritten about something else (no longer about the question)" for m in fell})
     new_below = {m for m in new if scores[m] < RELEVANCE_MIN}
     cuts.update({m: "not about the question" for m in new_below})
@@ -242,6 +239,30 @@ def plan_sources(
         ranks,
         news,
     )
+
+
+def _name_what_outranks(
+    cuts: dict[int, str],
+    kept: list[int],
+    ranks: Mapping[int, float],
+    pages: Mapping[int, tuple[str, str]],
+    cited: Iterable[int],
+) -> None:
+    """Say, in each cut the budget made, which of the ``kept`` sources (those kept for
+    their rank) it ranks below and by how much: the analyst can check it ("… the least
+    of them, "Actors" [3], ranks 0.410 for the question, this one 0.380")."""
+    held = set(cited)
+    ranked = [m for m in kept if m in ranks]
+    if not ranked:
+        return
+    least = min(ranked, key=lambda m: ranks[m] + (INCUMBENT_BONUS if m in held else 0.0))
+    title = pages[least][0] or f"source [{least}]"
+    for m, why in cuts.items():
+        if why.startswith("less relevant than the "):
+            cuts[m] = (
+                f"{why}; the least of them, \u201c{title}\u201d [{least}], ranks "
+                f"{ranks[least]:.3f} for the question, this one {ranks[m]:.3f}"
+            )
 
 
 def _needs_plan(

@@ -12,8 +12,9 @@ from sqlmodel import Session
 
 from core.dates import day, utcnow
 from core.domain.facets import facets_of
+from core.domain.first_choice import assign, choice_floor, facet_choice, first_choice
 from core.domain.prune import fit_words, keep_fact_lines, merge_repeats
-from core.domain.relevance import Relevance, assign, choice_floor, facet_choice, first_choice
+from core.domain.relevance import Relevance
 from core.domain.report_settings import ReportSettings, settings_of
 from core.domain.report_state import SectionDoc, make_section_keys
 from core.domain.source_plan import Budget, budget_of, superseded_by

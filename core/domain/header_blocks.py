@@ -13,12 +13,23 @@
    and bold-key lines (``**Status:** Final``); key-less bullets in the block are skipped.
 4. Definition tables: a two-column Markdown table whose first column holds the keys.
 5. HTML ``<meta name="..." content="...">`` tags.
+6. Preformatted header blocks: ``Key: value`` lines (at least two fields) making up the
+   whole of an HTML ``<pre>`` … ``</pre>`` block (MediaWiki pages) or of a Markdown
+   fence (```` ``` ```` or ``~~~`` with no info string). Field lines start at the
+   block's base indentation (that of its first line, give or take one blank); a line
+   indented further continues the field before it; any other line, a blank line inside
+   included, means the block is no header (a code sample).
 
 A header block must start at the top of the page: at its first non-blank line, after a
 YAML front matter block, or after an H1 title line (``# Title``) and blank lines. A lone
 ``Status: Draft`` line (a status or stage field standing as its own paragraph) there
-counts too. Only the first :data:`SCAN_CHARS` characters are read; everything is line and
-regex based and linear in the size of the page head.
+counts too. A preformatted header block may also follow HTML comments, and a short lead
+(a template line, a notice, a list of recent changes: at most :data:`_LEAD_LINES` lines)
+before any section heading, when it is the first preformatted block of the page; after
+such a lead it counts only if it declares a status or stage field.
+
+Only the first :data:`SCAN_CHARS` characters are read; everything is line and regex based
+and linear in the size of the page head.
 """
 
 from __future__ import annotations
@@ -52,7 +63,14 @@ from core.domain.headers import (
 from core.domain.key_fact import KeyFact, make_fact
 
 Layout = Literal[
-    "rfc822", "front-matter", "closed-block", "bullets", "table", "field-line", "html-meta"
+    "rfc822",
+    "front-matter",
+    "closed-block",
+    "bullets",
+    "table",
+    "field-line",
+    "html-meta",
+    "pre-block",
 ]
 
 #: only this many characters at the top of a page are read
@@ -95,6 +113,16 @@ _SETEXT_H1 = re.compile(r"^[ ]{0,3}=+[ \t]*$")
 _TABLE_SEP = re.compile(r"^:?-{2,}:?$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _TABLE_KEY = re.compile(r"^[A-Za-z][\w .()/&'+-]{0,40}$")
+_PRE_OPEN = re.compile(r"^[ ]{0,3}<pre(?:\s[^>]*)?>[ \t]*$", re.IGNORECASE)
+_PRE_CLOSE = re.compile(r"^[ \t]*</pre>[ \t]*$", re.IGNORECASE)
+_FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})[ \t]*$")  # no info string: not code
+_HEADING = re.compile(r"^[ ]{0,3}#{1,6}(?:[ \t]|$)|^=+[^=].*=+[ \t]*$|^[ ]{0,3}(?:=+|-+)[ \t]*$")
+_COMMENT_OPEN = "<!--"
+_COMMENT_CLOSE = "-->"
+#: lines of lead (prose before it) a preformatted header block may follow
+_LEAD_LINES = 24
+#: lines a preformatted header block may hold
+_PRE_LINES = 200
 _HEADER_ROW_KEYS = frozenset(
     {"", "field", "fields", "key", "name", "property", "attribute", "item", "parameter", "value"}
 )
@@ -237,6 +265,105 @@ def _table(content: str, lines: list[Line], i: int) -> tuple[HeaderBlock | None,
     return None, i
 
 
+def _pre_close(lines: list[Line], i: int) -> int | None:
+    """The line closing the preformatted block opened at line ``i``, if it opens one."""
+    opener = lines[i][1]
+    fence = _FENCE_OPEN.match(opener)
+    if fence is None and not _PRE_OPEN.match(opener):
+        return None
+    mark = fence.group(1) if fence else ""
+    j = i + 1
+    while has_line(lines, j) and j - i <= _PRE_LINES:
+        line = lines[j][1]
+        if fence is None:
+            if _PRE_CLOSE.match(line):
+                return j
+        else:
+            text = line.strip()
+            if text[:1] == mark[0] and len(text) >= len(mark) and text == text[0] * len(text):
+                return j
+        j += 1
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _pre_block(
+    content: str, lines: list[Line], i: int, typed: bool = False
+) -> tuple[HeaderBlock | None, int]:
+    """A preformatted block opened at line ``i`` whose lines are all ``Key: value`` fields
+    (>= 2) and their continuation lines; with ``typed``, one field must be a status or
+    stage."""
+    close = _pre_close(lines, i)
+    if close is None:
+        return None, i
+    first, last = i + 1, close  # the block's inner lines, less blank ones at its edges
+    while first < last and is_blank(lines, first):
+        first += 1
+    while last > first and is_blank(lines, last - 1):
+        last -= 1
+    if last - first < 2:
+        return None, i
+    base = _indent(lines[first][1])
+    texts: list[str] = []  # the inner lines as an RFC-822 block reads them
+    shifted: list[Line] = []  # each line from its first non-blank character
+    for k in range(first, last):
+        offset, line = lines[k]
+        indent = _indent(line)
+        body = line[indent:]
+        if not body:
+            return None, i  # a blank line inside: not a header
+        texts.append(body if indent <= base + 1 else " " + body)
+        shifted.append((offset + indent, body))
+    fields, end = read_rfc822(texts)
+    if end < len(texts) or len(fields) < 2:
+        return None, i
+    b = FieldBuilder(content, shifted)
+    b.add(fields)
+    facts = b.facts()
+    if typed and not any(f.kind in ("status", "stage") for f in facts):
+        return None, i
+    return _block("pre-block", facts, lines, i, close + 1), close + 1
+
+
+def _pre_header(content: str, lines: list[Line], i: int) -> HeaderBlock | None:
+    """The first preformatted block from line ``i``, if it is a header block: after blank
+    lines, HTML comments and an H1 title, or after a lead of at most :data:`_LEAD_LINES`
+    lines (then with a status or stage field); never after a section heading."""
+    lead = 0
+    titled = False
+    while has_line(lines, i):
+        line = lines[i][1]
+        if is_blank(lines, i):
+            i += 1
+            continue
+        if line.lstrip().startswith(_COMMENT_OPEN):
+            at = line.find(_COMMENT_OPEN) + len(_COMMENT_OPEN)
+            while line.find(_COMMENT_CLOSE, at) < 0:
+                i, at = i + 1, 0
+                if not has_line(lines, i):
+                    return None  # an unclosed comment
+                line = lines[i][1]
+            if line[line.find(_COMMENT_CLOSE, at) + len(_COMMENT_CLOSE) :].strip():
+                lead += 1  # text after the comment
+            i += 1
+            continue
+        if _PRE_OPEN.match(line) or _FENCE_OPEN.match(line):
+            return _pre_block(content, lines, i, typed=lead > 0)[0]
+        title = 0 if titled or lead else _is_h1(lines, i)
+        if title:
+            titled = True
+            i += title
+            continue
+        if _HEADING.match(line) or lead >= _LEAD_LINES:
+            return None
+        lead += 1
+        i += 1
+    return None
+
+
 _META_TAG = re.compile(r"<meta\b[^>]*>", re.IGNORECASE)
 _ATTR = re.compile(r"([\w:-]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'>]+))")
 
@@ -275,7 +402,13 @@ def _is_h1(lines: list[Line], i: int) -> int:
 
 
 def _body_header(content: str, lines: list[Line], i: int) -> HeaderBlock | None:
-    """The header block at body line ``i`` or right after an H1 title there."""
+    """The header block at body line ``i`` or right after an H1 title there; else a
+    preformatted header block near there (:func:`_pre_header`)."""
+    return _line_header(content, lines, i) or _pre_header(content, lines, i)
+
+
+def _line_header(content: str, lines: list[Line], i: int) -> HeaderBlock | None:
+    """The line-based header block at body line ``i`` or right after an H1 title there."""
     for attempt in range(2):
         i = skip_blank(lines, i)
         if not has_line(lines, i):
@@ -295,7 +428,8 @@ def header_blocks(content: str) -> list[HeaderBlock]:
     """The blocks of key facts at the top of ``content``, in document order.
 
     At most: a YAML front matter (or a ``---``-closed ``key: value`` block), then one
-    body header block (RFC-822, bullets, table or a lone status line), and HTML meta tags.
+    body header block (RFC-822, bullets, table, a lone status line or a preformatted
+    block), and HTML meta tags.
     """
     return list(_cached_blocks(content)) if content else []
 

@@ -6,8 +6,9 @@ in a Markdown bullet header, ``- Capacity: 100 MW / 400 MWh`` on a project page,
 ``| Status | Final |`` in a definition table, ``<meta name="status" content="Draft">``,
 or a field of a corpus record's own metadata. :func:`read_key_facts` reads the header
 blocks at the top of the page (:mod:`core.domain.header_blocks`: RFC-822 headers, YAML front
-matter, bullet headers, definition tables, HTML meta tags), then the ``meta`` mapping of a
-corpus record (flat fields and a nested ``headers`` dict).
+matter, ``<pre>`` and fenced header blocks, bullet headers, definition tables, HTML meta
+tags), then the ``meta`` mapping of a corpus record (flat fields and a nested ``headers``
+dict).
 
 Each fact (:class:`core.domain.key_fact.KeyFact`) has a canonical ``key`` and a ``kind``:
 ``status``, ``stage``, ``version``, ``milestone`` and ``date`` facts are *typed* (a change
@@ -146,9 +147,9 @@ def header_fields(text: str) -> dict[str, str]:
 
     Built from :func:`read_key_facts`, so it understands every layout above: an RFC-822
     block (continuation lines unfolded), YAML front matter (a list's items joined with
-    ``, ``) and ``---``-closed ``key: value`` blocks, Markdown bullet headers
-    (``* Status: **Accepted**``), definition tables and HTML meta tags. Values have their
-    markup removed; repeated labels are joined with ``, ``.
+    ``, ``) and ``---``-closed ``key: value`` blocks, ``<pre>`` and fenced header blocks,
+    Markdown bullet headers (``* Status: **Accepted**``), definition tables and HTML meta
+    tags. Values have their markup removed; repeated labels are joined with ``, ``.
     """
     return join_fields([(f.label, f.value) for f in read_key_facts(text)])
 

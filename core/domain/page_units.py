@@ -36,8 +36,8 @@ _EXPLICIT_MARKUP = re.compile(r"^\s*\.\.\s")
 
 
 #: layouts whose whole block is a header: fields are judged field by field, other lines
-#: (``---`` delimiters, YAML comments) are not content
-HEADER_LAYOUTS = frozenset({"rfc822", "front-matter", "closed-block"})
+#: (``---`` delimiters, YAML comments, ``<pre>`` tags and fences) are not content
+HEADER_LAYOUTS = frozenset({"rfc822", "front-matter", "closed-block", "pre-block"})
 #: line-based layouts whose fields are sentence units of their own
 LINE_LAYOUTS = HEADER_LAYOUTS | {"bullets", "table", "field-line"}
 
@@ -53,11 +53,12 @@ def split_sentences(text: str) -> list[str]:
     Units end at sentence ends (``. ! ?`` followed by a capital or digit), blank
     lines, list items, section titles and header fields. Each key-fact field at
     the top of the page (see :func:`core.domain.header_blocks.header_blocks`: RFC-822 and
-    YAML headers, ``---``-closed blocks, bullet headers, definition tables) is
-    one unit of its own, with its continuation lines, and is never
-    sentence-split; the ``---`` delimiters and comments of a header block are
-    dropped. Markup-only lines (rst under/overlines, table borders, transitions)
-    are dropped and whitespace is collapsed. Deterministic and regex-only.
+    YAML headers, ``---``-closed blocks, ``<pre>`` and fenced header blocks, bullet
+    headers, definition tables) is one unit of its own, with its continuation lines,
+    and is never sentence-split; the ``---`` delimiters, comments, ``<pre>`` tags and
+    fences of a header block are dropped. Markup-only lines (rst under/overlines, table
+    borders, transitions) are dropped and whitespace is collapsed. Deterministic and
+    regex-only.
     """
     text = normalise_newlines(text)
     if text.startswith("\ufeff"):
@@ -81,7 +82,9 @@ def _header_units(text: str) -> tuple[dict[int, tuple[int, str]], dict[int, int]
     for block in header_blocks(text):
         if block.layout in LINE_LAYOUTS:
             for fact in block.facts:
-                field_at[fact.start] = (fact.start + len(fact.raw), fact_unit(fact))
+                # keyed by its line's start (an indented field starts after its blanks)
+                line_start = text.rfind("\n", 0, fact.start) + 1
+                field_at[line_start] = (fact.start + len(fact.raw), fact_unit(fact))
             if block.layout in HEADER_LAYOUTS:
                 drop_at[block.start] = block.end
     return field_at, drop_at

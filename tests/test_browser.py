@@ -13,7 +13,13 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from tests.helpers.browser import configure_expect, open_screen, require_chromium, settle
+from tests.helpers.browser import (
+    click_until_disabled,
+    configure_expect,
+    open_screen,
+    require_chromium,
+    settle,
+)
 from tests.helpers.browser import serve as _serve
 
 require_chromium()
@@ -66,9 +72,10 @@ def test_analyst_flow_in_chromium(browser_page: Page, tmp_path: Path) -> None:
         claims = "\n".join(page.locator(".eg-claim-line, .eg-claim-sentence").all_inner_texts())
         assert claims and not re.search(r"\|\s*---|^\s*#+ |\*\*|\]\(", claims, re.M), claims
 
-        page.get_by_role("button", name="Approve", exact=True).first.click()
+        # a click that lands while a fragment redraws can be dropped: click_until_disabled
+        click_until_disabled(page.get_by_role("button", name="Approve", exact=True).first)
         settle(page)
-        page.get_by_role("button", name="Reject", exact=True).nth(1).click()
+        click_until_disabled(page.get_by_role("button", name="Reject", exact=True).nth(1))
         settle(page)
         approve_all = page.get_by_role("button", name="Approve all pending")
         if approve_all.is_enabled():

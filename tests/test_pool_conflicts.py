@@ -139,3 +139,39 @@ def test_update_all_with_four_workers_over_reports_sharing_sources(workspace: Pa
     assert {r["report_id"] for r in rows} == reports
     assert [(r["status"], r["error"]) for r in rows] == [("awaiting_review", None)] * len(reports)
     assert set(_source_rows().values()) == {1}
+
+
+def test_two_runs_pooling_the_same_pages_in_opposite_orders_do_not_deadlock(
+    workspace: Path,
+) -> None:
+    """Two runs, each in one transaction, pool page A then B and page B then A. Inside a
+    run's transaction on PostgreSQL, each insert waited on the other run's uncommitted row:
+    a deadlock, and one run failed (``update --all --workers 2`` did so now and then). The
+    row is made in a transaction of its own there. SQLite has one writer at a time, so the
+    second run simply waits: nothing to test there."""
+    if get_engine().dialect.name != "postgresql":
+        pytest.skip("one writer at a time on SQLite: no lock order to get wrong")
+    first, second = "https://example.org/order/a", "https://example.org/order/b"
+    barrier = threading.Barrier(2, timeout=30)
+    errors: list[BaseException] = []
+
+    def run(urls: list[str]) -> None:
+        try:
+            with session_scope() as session:
+                get_or_create_source(session, urls[0])
+                barrier.wait()  # both hold their first page before either asks for the other
+                get_or_create_source(session, urls[1])
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+            barrier.abort()
+
+    threads = [
+        threading.Thread(target=run, args=([first, second],)),
+        threading.Thread(target=run, args=([second, first],)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, f"{len(errors)} runs failed, first: {errors[0]!r}"
+    assert {u: n for u, n in _source_rows().items() if "/order/" in u} == {first: 1, second: 1}

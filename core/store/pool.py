@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy import Engine
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col, select
@@ -22,21 +23,34 @@ def get_or_create_source(session: Session, url: str, title: str = "") -> Source:
     """The pool's source for ``url``, made if there is none — in one statement with a
     conflict clause (``INSERT … ON CONFLICT (url) DO NOTHING``, then a select), so runs in
     parallel threads or processes that find the same page never collide on the unique URL
-    (a select, then an insert, let two of them both insert)."""
+    (a select, then an insert, let two of them both insert).
+
+    On PostgreSQL the row is made in a short transaction of its own, committed at once:
+    inside a run's transaction, two runs pooling the same pages in different orders each
+    waited on the other's uncommitted row — a deadlock (``update --all --workers 4``). A
+    source row holds only the address and title, so it is safe to keep whatever becomes
+    of the run. SQLite has one writer at a time: there the run's own transaction does it."""
     url = canonical_url(url)
-    insert = _INSERTS.get(session.get_bind().dialect.name)
-    if insert is None:  # a database without the clause: look first, as before
-        source = session.exec(select(Source).where(Source.url == url)).first()
-        if source is None:
+    source = session.exec(select(Source).where(Source.url == url)).first()
+    if source is None:
+        bind = session.get_bind()
+        dialect = bind.dialect.name
+        insert = _INSERTS.get(dialect)
+        if insert is None:  # a database without the clause: look first, as before
             session.add(Source(url=url, title=title))
             session.flush()
-    else:
-        session.execute(
-            insert(Source)
-            .values(url=url, title=title, created_at=utcnow())
-            .on_conflict_do_nothing(index_elements=["url"])
-        )
-    source = session.exec(select(Source).where(Source.url == url)).one()
+        else:
+            statement = (
+                insert(Source)
+                .values(url=url, title=title, created_at=utcnow())
+                .on_conflict_do_nothing(index_elements=["url"])
+            )
+            if dialect == "postgresql" and isinstance(bind, Engine):
+                with bind.begin() as own:  # committed before the run goes on
+                    own.execute(statement)
+            else:
+                session.execute(statement)
+        source = session.exec(select(Source).where(Source.url == url)).one()
     if title and not source.title:
         source.title = title
     return source

@@ -70,10 +70,22 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("EVERGREEN_MODEL_SUMMARISER", "model_summariser"),
     )
     llm_timeout: float = Field(
-        default=60.0, validation_alias=AliasChoices("EVERGREEN_LLM_TIMEOUT", "llm_timeout")
+        default=60.0,
+        gt=0,
+        allow_inf_nan=False,
+        validation_alias=AliasChoices("EVERGREEN_LLM_TIMEOUT", "llm_timeout"),
     )
-    budget_tokens: int | None = _env("EVERGREEN_BUDGET_TOKENS", "budget_tokens")
-    budget_usd: float | None = _env("EVERGREEN_BUDGET_USD", "budget_usd")
+    budget_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        validation_alias=AliasChoices("EVERGREEN_BUDGET_TOKENS", "budget_tokens"),
+    )
+    budget_usd: float | None = Field(
+        default=None,
+        ge=0,
+        allow_inf_nan=False,
+        validation_alias=AliasChoices("EVERGREEN_BUDGET_USD", "budget_usd"),
+    )
     tavily_api_key: SecretStr | None = _env("TAVILY_API_KEY", "tavily_api_key")
     tavily_base_url: str | None = _env("TAVILY_BASE_URL", "tavily_base_url")
     fetch_allowlist: Annotated[list[str], NoDecode] = Field(
@@ -96,10 +108,14 @@ class Settings(BaseSettings):
     )
     chromium_path: str | None = _env("EVERGREEN_CHROMIUM", "chromium_path")
     fetch_timeout: float = Field(
-        default=30.0, validation_alias=AliasChoices("EVERGREEN_FETCH_TIMEOUT", "fetch_timeout")
+        default=30.0,
+        gt=0,
+        allow_inf_nan=False,
+        validation_alias=AliasChoices("EVERGREEN_FETCH_TIMEOUT", "fetch_timeout"),
     )
     fetch_max_bytes: int = Field(
         default=5_000_000,
+        ge=1,
         validation_alias=AliasChoices("EVERGREEN_FETCH_MAX_BYTES", "fetch_max_bytes"),
     )
     fetch_per_host: int = Field(

@@ -49,8 +49,8 @@ import numpy as np
 
 from core.domain import feedback
 from core.domain.facets import topic_clause
-from core.domain.relevance_passages import OPENING_CHARS, focus, passage_vectors
-from core.domain.text import clean_inline, cosine, idf_table, page_terms, terms, tfidf
+from core.domain.relevance_passages import OPENING_CHARS, focus, opening, passage_vectors
+from core.domain.text import cosine, idf_table, page_terms, terms, tfidf
 from core.domain.vectors import unit
 from core.errors import EvergreenError
 from core.sources.base import Collection
@@ -95,7 +95,7 @@ def _model() -> Any:
 
 def page_text(title: str, content: str) -> str:
     """What stands for a page when it is scored: its title and the start of its text."""
-    body = " ".join(clean_inline(content[: PAGE_CHARS * 2]).split())[:PAGE_CHARS]
+    body = opening(content)
     return f"{title}. {body}" if title else body
 
 
@@ -135,6 +135,7 @@ class Relevance:
         self.question = question
         self._collection = collection
         self._as_asked = as_asked
+        self._focused: dict[tuple[str, str], np.ndarray] = {}  # page → its vector
         self._vectors: dict[str, np.ndarray] = {}  # text → embedding: an update embeds a
         # page once for its relevance and again for its placement
 
@@ -165,7 +166,7 @@ class Relevance:
 
     def page_scores(self, pages: Mapping[str, tuple[str, str]]) -> dict[str, float]:
         """url → score, for pages given as url → (title, content): each page by its
-        focus on the question, the mean of its best passages (``relevance_passages``)."""
+        opening, or its opening blended with its best passages (``relevance_passages``)."""
         urls = list(pages)
         if not urls:
             return {}
@@ -177,9 +178,19 @@ class Relevance:
     ) -> np.ndarray:
         """Each page's vector under ``score``, one row per page: its opening, or its
         opening blended with its best passages when those say clearly more
-        (``relevance_passages.focus``)."""
-        cut = passage_vectors(pages, _embed)
-        return focus([vectors for _bodies, vectors in cut], score)
+        (``relevance_passages.focus``). Under the question's own score each page's
+        vector is made once (an update ranks the same pages by meaning, then by
+        meaning and words)."""
+        mine = score is self._score
+        todo = [p for p in dict.fromkeys(pages) if not (mine and p in self._focused)]
+        if todo:
+            cut = passage_vectors(todo, _embed)
+            rows = focus([vectors for _bodies, vectors in cut], score)
+            if not mine:
+                found = dict(zip(todo, rows, strict=True))
+                return np.stack([found[p] for p in pages])
+            self._focused.update(zip(todo, rows, strict=True))
+        return np.stack([self._focused[p] for p in pages])
 
     def hybrid_scores(
         self,

@@ -1,5 +1,5 @@
-"""A page as the passages its relevance is judged by, and its focus: the passages most
-about a query.
+"""A page as the passages its relevance is judged by, and what stands for it for one
+query: its opening, or its opening blended with its passages most about the query.
 
 A page used to be scored by its title and its first 2,000 characters. On long templated
 pages those characters are a metadata header and a table of contents: an enhancement
@@ -8,10 +8,8 @@ its opening, lower than every page its report kept, while the mean of its best
 paragraphs scored 0.624, higher than every one of them. Information retrieval calls it
 FirstP against MaxP (Dai & Callan, SIGIR 2019): on long documents, the best passages
 say what a page is about better than its opening. So a page is cut into passages —
-paragraphs, short ones merged with the next, long ones cut at a word — each embedded
-with the page's title (``core.domain.relevance``), and a page stands, for one query,
-for the mean of its
-TOP_PASSAGES passages closest to that query (its *focus*).
+its opening, then paragraphs, short ones merged with the next, long ones cut at a word —
+each embedded with the page's title (``core.domain.relevance``).
 
 A page stands for its *opening* — what it says it is — unless its best passages say
 clearly more (GUARD more, on the score's scale): then for the opening blended with them.

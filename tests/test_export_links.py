@@ -152,3 +152,33 @@ def test_a_single_word_too_long_is_cut_between_characters() -> None:
 def test_an_unknown_format_is_refused() -> None:
     with pytest.raises(EvergreenError, match="Unknown export format 'docx'"):
         export_file_name("Report", 1, "docx")
+
+
+@pytest.mark.parametrize("url", ["https://pages.example/p", ""])
+@pytest.mark.parametrize(
+    "title",
+    [
+        "![r](https://tracker.example/pixel.png)",
+        "[click](javascript:alert(1)) and OP_VAULT \\ Q&A",
+        "!\\[r](https://tracker.example/pixel.png)",
+    ],
+)
+def test_a_page_title_is_text_in_the_references_never_an_image_or_html(
+    url: str, title: str
+) -> None:
+    """A fetched page's title goes into the References as text: no renderer (CommonMark or
+    GFM) turns it into an image or a link; read back, it is the same title. (Raw HTML in a
+    title is escaped with every other field: test_untrusted.)"""
+    from markdown_it import MarkdownIt
+
+    from core.domain.reference_entries import parse_entry_text
+    from core.domain.report_render import _render_reference
+    from core.domain.report_state import RefEntry
+
+    line = _render_reference(RefEntry(7, url, title, "2026-01-15"))
+    for preset in ("commonmark", "gfm-like"):
+        html = MarkdownIt(preset, {"linkify": False, "html": True}).render(line)
+        assert "<img" not in html and 'href="javascript' not in html
+        assert html.count("<a ") == (1 if url else 0)
+    if url:
+        assert parse_entry_text(line.split("] ", 1)[1]) == (url, title, "2026-01-15")

@@ -71,8 +71,9 @@ def unangle(url: str) -> str:
 
 
 def unescape_link_text(text: str) -> str:
-    """Link text with its escaped ``\\``, ``\\[`` and ``\\]`` read back."""
-    return re.sub(r"\\([\\\[\]])", r"\1", text)
+    """Link text with its backslash-escaped punctuation (``\\[``, ``\\!``, ``\\*`` …) read
+    back."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
 
 
 def strip_md_links(text: str) -> str:

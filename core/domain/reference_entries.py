@@ -137,5 +137,5 @@ def parse_entry_text(rest: str) -> tuple[str, str, str | None]:
             start, end = bare.start(), bare.start() + len(url)
         rest = rest[:start] + " " + rest[end:]
     rest = re.sub(r"\(\s*[,;.]?\s*\)|\[\s*\]|<\s*>", " ", rest)
-    title = _one_line(rest).strip(_TITLE_STRIP)
+    title = _one_line(unescape_link_text(rest)).strip(_TITLE_STRIP)
     return url, title or url, fetched

@@ -37,8 +37,16 @@ from core.domain.report_state import RefEntry, ReportDoc
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+#: what could make a title a link or an image (``[``, ``]``, ``!``), and the escape itself
+#: (raw HTML is escaped for every field by ``core.domain.untrusted``; an underscore or a
+#: star stays as it is, "OP_VAULT": at worst it is emphasis)
+_TITLE_MARKUP = re.compile(r"([\\\[\]!])")
+
+
 def _escape_link_text(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    """A page's title as plain text in Markdown: a title such as ``![r](https://…)``
+    stays those characters, never an image a reader's renderer loads."""
+    return _TITLE_MARKUP.sub(r"\\\1", text)
 
 
 def _format_url(url: str) -> str:
@@ -139,7 +147,7 @@ def _render_reference(ref: RefEntry) -> str:
     if url:
         line = f"[{ref.marker}] [{_escape_link_text(title)}]({_format_url(url)})"
     else:
-        line = f"[{ref.marker}] {title}".rstrip()
+        line = f"[{ref.marker}] {_escape_link_text(title)}".rstrip()
     if ref.fetched:
         m = _DATE.match(ref.fetched.strip())
         if m:

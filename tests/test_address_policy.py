@@ -371,6 +371,16 @@ def test_redact_credentials_in_text() -> None:
     assert str(EvergreenError(f"Cannot fetch http://me:{SECRET}@h/x.")) == (
         "Cannot fetch http://***@h/x."
     )
+    # secrets in the query: named for one, whatever the case or prefix; others stay
+    assert redact_credentials(f"http://h/s?Token={SECRET}&q=storage&x_api_key={SECRET}#f") == (
+        "http://h/s?Token=***&q=storage&x_api_key=***#f"
+    )
+    assert redact_credentials(f"http://h/?access_token={SECRET};page=2") == (
+        "http://h/?access_token=***;page=2"
+    )
+    assert redact_credentials("http://h/?keyword=storage&monkey=1") == (
+        "http://h/?keyword=storage&monkey=1"
+    )
 
 
 def closed_port() -> int:
@@ -379,14 +389,19 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.parametrize("where", ["user-info", "query"])
 def test_search_endpoint_credentials_are_neither_printed_nor_stored(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     from core.engine.creation import create_report
     from core.store.db import session_scope
     from core.store.models import UpdateRun
 
-    base = f"http://evergreen:{SECRET}@127.0.0.1:{closed_port()}"
+    base = (
+        f"http://evergreen:{SECRET}@127.0.0.1:{closed_port()}"
+        if where == "user-info"
+        else f"http://127.0.0.1:{closed_port()}/?token={SECRET}"
+    )
     env = {
         "TAVILY_API_KEY": TAVILY_KEY,
         "TAVILY_BASE_URL": base,
@@ -396,7 +411,7 @@ def test_search_endpoint_credentials_are_neither_printed_nor_stored(
         monkeypatch.setenv(key, value)
     with pytest.raises(EvergreenError, match="cannot be reached") as err:
         create_report(QUESTION, source="web")
-    assert SECRET not in str(err.value) and "http://***@127.0.0.1" in str(err.value)
+    assert SECRET not in str(err.value) and "***" in str(err.value)
     with session_scope() as session:
         errors = [r.error or "" for r in session.exec(select(UpdateRun)).all()]
     assert errors and all(SECRET not in e for e in errors)

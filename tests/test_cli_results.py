@@ -72,3 +72,37 @@ def test_a_result_missing_a_field_is_refused_not_printed() -> None:
     }  # fmt: skip
     with pytest.raises(ValidationError, match="cost"):
         Created.model_validate(result)
+
+
+def _failure(done: object) -> dict:
+    document = schema()
+    data = json.loads(done.stdout)  # type: ignore[attr-defined]
+    jsonschema.validate(data, {**document, "$ref": document["failure"]})
+    return data
+
+
+def test_a_failed_command_with_json_prints_its_failure_as_one_json_object(
+    tmp_path: Path,
+) -> None:
+    """A script that asks for ``--json`` reads one JSON object on stdout either way: the
+    result, or the failure (message, kind, exit code); the same message stays on stderr
+    as one line for a person."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    missing = run_cli(workspace, "update", "99", "--as-of", "2026-04-15", "--json")
+    assert missing.returncode == 1
+    failure = _failure(missing)
+    assert failure["kind"] == "error" and failure["exit_code"] == 1
+    assert "99" in failure["error"] and failure["error"] in missing.stderr.replace("\n", " ")
+    assert len(missing.stderr.strip().splitlines()) <= 2  # one line, wrapped at most once
+    wrong_date = run_cli(workspace, "update", "1", "--as-of", "2030-01-01", "--json")
+    assert wrong_date.returncode == 1 and "future" in _failure(wrong_date)["error"]
+    usage = run_cli(workspace, "update", "--json", "--no-such-option")
+    assert usage.returncode == 2
+    assert _failure(usage) == {
+        "error": "No such option: --no-such-option",
+        "kind": "usage",
+        "exit_code": 2,
+    }
+    plain = run_cli(workspace, "update", "99", "--as-of", "2026-04-15")
+    assert plain.returncode == 1 and plain.stdout == ""  # without --json: stderr only

@@ -147,6 +147,18 @@ class Deleted(_Result):
     deleted: DeletedCounts
 
 
+class Failed(_Result):
+    """Any command run with ``--json`` that fails: this object on stdout (and the same
+    message as one line on stderr), with the exit code. ``kind``: ``error`` (the message
+    says what to do), ``busy`` (another run or command holds the report or the workspace:
+    try again), ``stopped`` (cancelled, or taken over by another process), ``interrupted``
+    (Ctrl-C: exit code 130) or ``usage`` (the command line itself: exit code 2)."""
+
+    error: str
+    kind: str
+    exit_code: int
+
+
 RESULTS: dict[str, type[BaseModel]] = {
     "create": Created,
     "rebuild": Created,
@@ -167,7 +179,7 @@ def as_json_data(result: BaseModel) -> dict[str, Any]:
 
 def schema() -> dict[str, Any]:
     """One JSON Schema document with a definition per command's result."""
-    models = dict.fromkeys(RESULTS.values())
+    models = dict.fromkeys([*RESULTS.values(), Failed])
     defs: dict[str, Any] = {}
     for model in models:
         one = model.model_json_schema(ref_template="#/$defs/{model}")
@@ -178,6 +190,7 @@ def schema() -> dict[str, Any]:
         "title": "Evergreen CLI --json results",
         "description": __doc__.split("\n\n")[0].replace("\n", " "),
         "commands": {cmd: f"#/$defs/{model.__name__}" for cmd, model in RESULTS.items()},
+        "failure": f"#/$defs/{Failed.__name__}",
         "$defs": dict(sorted(defs.items())),
     }
 

@@ -14,7 +14,7 @@ import click
 import typer
 
 from core.cli import bench, corpora, reports, runs
-from core.cli.console import app, corpus_app, exit_now, fail
+from core.cli.console import app, corpus_app, exit_now, fail, print_json, wants_json
 from core.engine.run_stops import RunInterrupted, RunStopped
 from core.errors import EvergreenError, RunBusyError
 from core.states import RunKind
@@ -52,31 +52,46 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)  # typer returns 130 for a KeyboardInterrupt
     except RunBusyError as exc:
-        fail(f"{exc} {_next_step(exc)}", 1)
+        fail(f"{exc} {_next_step(exc)}", 1, "busy")
     except EvergreenError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), 1, _kind(exc))
     except RunInterrupted as exc:
-        fail(str(exc), 130)
+        fail(str(exc), 130, "interrupted")
     except RunStopped as exc:  # cancelled, or taken over by another process
-        fail(str(exc), 1)
+        fail(str(exc), 1, "stopped")
     except (typer.Abort, KeyboardInterrupt):
-        fail("Interrupted.", 130)
+        fail("Interrupted.", 130, "interrupted")
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except Exception as exc:  # usage errors: one line and the usage, never a traceback
         if _usage_error(exc):
+            if wants_json():
+                from core.app.cli_results import Failed, as_json_data
+
+                usage = Failed(error=exc.format_message(), kind="usage", exit_code=exc.exit_code)  # type: ignore[attr-defined]
+                print_json(as_json_data(usage))
             exc.show()  # type: ignore[attr-defined]
             raise SystemExit(exc.exit_code) from None  # type: ignore[attr-defined]
         from core.store.db import busy  # loaded already: the command opened the database
 
         locked = busy(exc)  # SQLite gave up waiting for another command's write
         if locked is not None:
-            fail(str(locked), 1)
+            fail(str(locked), 1, "busy")
         raise
     if isinstance(code, int) and code == 130:
-        fail("Interrupted.", code)
+        fail("Interrupted.", code, "interrupted")
     if isinstance(code, int) and code:
         exit_now(code)
+
+
+def _kind(exc: EvergreenError) -> str:
+    """``busy`` for a workspace another command holds (SQLite gave up waiting), else
+    ``error``."""
+    import sys
+
+    db = sys.modules.get("core.store.db")  # raised there, so loaded: no import for this
+    busy = db is not None and isinstance(exc, db.WorkspaceBusyError)
+    return "busy" if busy else "error"
 
 
 def _usage_error(exc: Exception) -> bool:

@@ -50,8 +50,19 @@ def as_of_option(value: str | None) -> datetime | None:
     return check_as_of(parse_as_of(value)) if value else None
 
 
-def fail(message: str, code: int) -> NoReturn:
-    """One line on stderr, printed as text: brackets such as [1] are not console markup."""
+def wants_json() -> bool:
+    """Was the command asked for ``--json`` (its result, or its failure, as JSON)?"""
+    return "--json" in sys.argv[1:]
+
+
+def fail(message: str, code: int, kind: str = "error") -> NoReturn:
+    """One line on stderr, printed as text: brackets such as [1] are not console markup.
+    With ``--json``, also the failure as a JSON object on stdout (``Failed``: the message,
+    its ``kind`` and the exit code), so a script reads one object either way."""
+    if wants_json():
+        from core.app.cli_results import Failed, as_json_data
+
+        print_json(as_json_data(Failed(error=message, kind=kind, exit_code=code)))
     prefix = "[red]Error:[/] " if code == 1 else ""
     err.print(prefix + escape(message), highlight=False)
     exit_now(code)

@@ -415,6 +415,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
         if module in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+    # the longest tests first: with several workers (``-n 2 --dist worksteal``) the short
+    # ones then fill in around them, instead of one worker finishing a browser test or a
+    # benchmark alone at the end (in file order, test_workers and test_web_e2e came last)
+    items.sort(key=_weight)
+
+
+#: modules whose tests take many seconds each without being ``slow`` (a benchmark's own
+#: process pool, a public corpus read whole, a page served at its limits)
+HEAVY_MODULES = frozenset(
+    {
+        "test_address_policy",
+        "test_bench",
+        "test_faults",
+        "test_header_robustness",
+        "test_hostile",
+        "test_relevance_centre",
+        "test_relevance_feedback",
+    }
+)
+
+
+def _weight(item: pytest.Item) -> int:
+    """0 for a browser or slow test, 1 for one of HEAVY_MODULES, 2 for the rest."""
+    if item.get_closest_marker("browser") or item.get_closest_marker("slow"):
+        return 0
+    module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+    return 1 if module in HEAVY_MODULES else 2
 
 
 # -- the app under Streamlit's AppTest --------------------------------------------------

@@ -679,6 +679,12 @@ def test_key_source_recall_counts_against_what_the_budget_can_hold() -> None:
     assert key_source_recall_budget({"gone"}, {"k1"}, when, Always(), 25) is None
 
 
+#: the benchmark writes every question to its own SQLite database under ``--out``
+#: (``core.bench.runner.run_question``), whatever the workspace's: a PostgreSQL twin of
+#: these runs would run the same thing again
+BENCH_OWN_DATABASES = pytest.mark.parametrize("workspace", ["sqlite"], indirect=True)
+
+
 def _bench(workspace: Path, corpus: Path, qfile: Path, out: Path, *extra: str):
     env = {**os.environ, "EVERGREEN_HOME": str(workspace)}
     cmd = [sys.executable, "-m", "core.cli"]
@@ -721,6 +727,7 @@ def _without_timings(records: list[dict]) -> list[dict]:
     return out
 
 
+@BENCH_OWN_DATABASES
 def test_tiny_benchmark_end_to_end(workspace: Path, tmp_path: Path) -> None:
     corpus, qfile = three_year_corpus(tmp_path)
     out = tmp_path / "out"
@@ -771,6 +778,7 @@ def test_tiny_benchmark_end_to_end(workspace: Path, tmp_path: Path) -> None:
     assert len(resumed["records"]) == len(results["records"])
 
 
+@BENCH_OWN_DATABASES
 def test_llm_benchmark_with_judge(workspace: Path, tmp_path: Path) -> None:
     """--writer llm --judge against a loopback OpenAI-compatible server."""
     from tests.fakes.openai_server import FakeOpenAI

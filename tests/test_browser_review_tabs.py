@@ -8,11 +8,11 @@ Runs (never skips) under CI=true; locally it skips only when Chromium is missing
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.helpers.browser import (
     configure_expect,
-    new_page,
     open_screen,
     require_chromium,
     sample_home,
@@ -22,7 +22,7 @@ from tests.helpers.browser import (
 require_chromium()
 configure_expect()
 
-from playwright.sync_api import Browser, Locator, Page, expect  # noqa: E402
+from playwright.sync_api import Locator, Page, expect  # noqa: E402
 
 ONE_CLICK = 10_000  # ms: a decision shows well within this on a loaded machine, or never
 REDRAWN = 20_000  # ms: the other tab polls every few seconds
@@ -57,11 +57,13 @@ def decide_once(button: Locator) -> None:
     expect(button).to_be_disabled(timeout=ONE_CLICK)
 
 
-def test_every_decision_in_a_second_tab_takes_one_click(chromium: Browser, tmp_path: Path) -> None:
+def test_every_decision_in_a_second_tab_takes_one_click(
+    open_page: Callable[[], Page], tmp_path: Path
+) -> None:
     home = sample_home(tmp_path, awaiting_review=True)
     server = serve(home, tmp_path / "server.log")
     url = next(server)
-    a, b = new_page(chromium), new_page(chromium)
+    a, b = open_page(), open_page()
     try:
         open_screen(a, url, "review", "Review")
         expect(a.get_by_role("button", name="Commit version")).to_be_visible()

@@ -13,7 +13,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -310,9 +310,9 @@ PWN_LINK = "[open the study](javascript:window.__pwned=1)"
     reason="Chromium is not installed",
 )
 def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_page: Callable[[], Any]
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=30_000)  # conditions, not sleeps: a loaded machine is slow
 
@@ -364,36 +364,28 @@ def test_payloads_from_pages_and_model_output_are_inert_in_chromium(
     server = _serve(home, tmp_path / "server.log")
     url = next(server)
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path="/usr/bin/chromium",
-                headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-            )
-            page = browser.new_context(viewport={"width": 1400, "height": 2400}).new_page()
-            page.set_default_timeout(60_000)
-            open_screen(page, url, "review", "Review")
-            expect(page.get_by_role("button", name="Commit version")).to_be_visible()
-            expect(
-                page.get_by_text(PWN_SCRIPT).filter(visible=True).first
-            ).to_be_visible()  # shown as text
-            page.wait_for_timeout(500)
-            assert page.evaluate("() => typeof window.__pwned") == "undefined"
-            assert page.locator("a[href^='javascript:']").count() == 0
-            from core.app.actions import review
+        page = open_page()
+        open_screen(page, url, "review", "Review")
+        expect(page.get_by_role("button", name="Commit version")).to_be_visible()
+        expect(
+            page.get_by_text(PWN_SCRIPT).filter(visible=True).first
+        ).to_be_visible()  # shown as text
+        page.wait_for_timeout(500)
+        assert page.evaluate("() => typeof window.__pwned") == "undefined"
+        assert page.locator("a[href^='javascript:']").count() == 0
+        from core.app.actions import review
 
-            review(result["run_id"], approve_all=True, commit=True)
-            open_screen(page, url, "report", "Report")
-            expect(page.get_by_text("Model says").first).to_be_visible()
-            expect(page.get_by_text(PWN_SCRIPT).filter(visible=True).first).to_be_visible()
-            page.wait_for_timeout(500)
-            assert page.evaluate("() => typeof window.__pwned") == "undefined"
-            assert page.locator("a[href^='javascript:']").count() == 0
-            assert page.locator(".eg-report img").count() == 0
-            open_screen(page, url, "evidence", "Evidence")
-            page.wait_for_timeout(500)
-            assert page.evaluate("() => typeof window.__pwned") == "undefined"
-            browser.close()
+        review(result["run_id"], approve_all=True, commit=True)
+        open_screen(page, url, "report", "Report")
+        expect(page.get_by_text("Model says").first).to_be_visible()
+        expect(page.get_by_text(PWN_SCRIPT).filter(visible=True).first).to_be_visible()
+        page.wait_for_timeout(500)
+        assert page.evaluate("() => typeof window.__pwned") == "undefined"
+        assert page.locator("a[href^='javascript:']").count() == 0
+        assert page.locator(".eg-report img").count() == 0
+        open_screen(page, url, "evidence", "Evidence")
+        page.wait_for_timeout(500)
+        assert page.evaluate("() => typeof window.__pwned") == "undefined"
     finally:
         server.close()
     with session_scope() as s:

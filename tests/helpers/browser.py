@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +71,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(home: Path, log: Path, script: str = "app.py") -> Iterator[str]:
+def serve(
+    home: Path, log: Path, script: str = "app.py", options: Sequence[str] = ()
+) -> Iterator[str]:
     """`streamlit run app.py` (or another ``script``) on ``home``'s workspace with
-    background workers; yields its URL once healthy (a generator: ``next()`` it,
-    ``close()`` it to stop the server). Also what ``scripts/ui_timing.py`` measures with."""
+    background workers, and Streamlit ``options`` (``--secrets.files``, …); yields its URL
+    once healthy (a generator: ``next()`` it, ``close()`` it to stop the server). Also
+    what ``scripts/ui_timing.py`` measures with."""
     port = _free_port()
     env = {**os.environ, "EVERGREEN_HOME": str(home)}
     for name in ("EVERGREEN_DB", "EVERGREEN_CORPORA", "EVERGREEN_JOBS"):
@@ -88,6 +91,7 @@ def serve(home: Path, log: Path, script: str = "app.py") -> Iterator[str]:
                 "--server.address", "127.0.0.1",
                 "--browser.gatherUsageStats", "false",
                 "--server.fileWatcherType", "none",
+                *options,
             ],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
@@ -121,8 +125,13 @@ def new_page(browser: Any) -> Any:
     return page
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
+    """One Chromium per test module; each test works in contexts of its own
+    (``open_page``, ``browser_page``), closed when it ends. Not one per session: while
+    Playwright's sync API is open, its event loop counts as running in the thread, and
+    every later ``asyncio.run`` there fails ("cannot be called from a running event
+    loop": the queue's workers, crawl4ai)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -134,12 +143,26 @@ def chromium() -> Iterator[Any]:
 
 
 @pytest.fixture
-def browser_page(chromium: Any) -> Iterator[Any]:
-    page = new_page(chromium)
+def open_page(chromium: Any) -> Iterator[Callable[[], Any]]:
+    """Opens pages of contexts of their own (tabs with their own Streamlit sessions) in
+    the session's Chromium; every one is closed when the test ends."""
+    contexts: list[Any] = []
+
+    def make() -> Any:
+        page = new_page(chromium)
+        contexts.append(page.context)
+        return page
+
     try:
-        yield page
+        yield make
     finally:
-        page.context.close()
+        for context in contexts:
+            context.close()
+
+
+@pytest.fixture
+def browser_page(open_page: Callable[[], Any]) -> Any:
+    return open_page()
 
 
 def settle(page: Any) -> None:

@@ -3,10 +3,13 @@
 Multipage navigation (st.navigation) over the screens in ``pages/``: Reports (home),
 Report, Review, Evidence, History and Settings. Every screen is a thin door onto
 ``core/`` — the same functions the CLI uses. The first start loads the sample
-workspace, so a report is ready to update.
+workspace, so a report is ready to update. With a login configured (``[auth]`` in
+``.streamlit/secrets.toml``, Streamlit's OIDC), every screen waits for ``st.login``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
@@ -30,17 +33,52 @@ def _first_start(database_url: str) -> str:
         return load_sample(session)["message"]
 
 
-def _use_secrets() -> None:
-    """Streamlit secrets (``.streamlit/secrets.toml``) supply keys and endpoints."""
+def _secrets() -> dict:
+    """Streamlit secrets (``.streamlit/secrets.toml``), or none."""
     try:
-        secrets = dict(st.secrets)
+        return dict(st.secrets)
     except (FileNotFoundError, StreamlitSecretNotFoundError):
-        return
-    apply_secrets(secrets)
+        return {}
+
+
+def _providers(auth: Mapping) -> list[str | None]:
+    """The sign-in choices ``[auth]`` configures: its own client (None), and each named
+    provider (``[auth.NAME]``)."""
+    named = [name for name, value in auth.items() if isinstance(value, Mapping)]
+    return ([None] if "client_id" in auth else []) + named
+
+
+def _signed_in(auth: Mapping | None) -> bool:
+    """With a login configured (``[auth]`` in the secrets), nobody sees a screen before
+    signing in: the only page is the sign-in one, whatever the address asked for. Once
+    signed in, the sidebar says who and offers to sign out. Without ``[auth]`` the app is
+    open to whoever reaches it (SECURITY.md: keep it on loopback, or behind a proxy)."""
+    if not auth:
+        return True
+    if st.user.is_logged_in:
+        who = st.user.get("name") or st.user.get("email") or "signed in"
+        with st.sidebar:
+            st.caption(f"Signed in as {who}")
+            st.button("Sign out", on_click=st.logout, key="eg-sign-out")
+        return True
+
+    def sign_in() -> None:
+        st.title("Evergreen")
+        st.write("Sign in to read and update the reports.")
+        for provider in _providers(auth):
+            label = f"Sign in with {provider}" if provider else "Sign in"
+            args = (provider,) if provider else ()
+            st.button(label, on_click=st.login, args=args, key=f"eg-sign-in-{provider}")
+
+    st.navigation([st.Page(sign_in, title="Sign in", icon=":material/login:")]).run()
+    return False
 
 
 def main() -> None:
-    _use_secrets()
+    secrets = _secrets()
+    apply_secrets(secrets)
+    if not _signed_in(secrets.get("auth")):
+        return
     try:
         note = _first_start(config.database_url())
     except EvergreenError as exc:

@@ -9,6 +9,7 @@ Runs (never skips) under CI=true; locally it skips only when Chromium is missing
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.helpers.browser import (
@@ -16,7 +17,6 @@ from tests.helpers.browser import (
     click_until_disabled,
     configure_expect,
     evergreen,
-    new_page,
     open_screen,
     require_chromium,
     sample_home,
@@ -27,7 +27,7 @@ from tests.helpers.browser import (
 require_chromium()
 configure_expect()
 
-from playwright.sync_api import Browser, Page, expect  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
 SAMPLE_REPORT = ROOT / "data" / "sample" / "report.md"
 INTERNAL = re.compile(r"awaiting_review|\bNone\b|snapshot_id|change_kind")
@@ -39,12 +39,12 @@ def visible_text(page: Page) -> str:
 
 
 def test_other_tabs_and_the_cli_are_reflected_without_a_reload(
-    chromium: Browser, tmp_path: Path
+    open_page: Callable[[], Page], tmp_path: Path
 ) -> None:
     home = sample_home(tmp_path)
     server = serve(home, tmp_path / "server.log")
     url = next(server)
-    a, b = new_page(chromium), new_page(chromium)
+    a, b = open_page(), open_page()
     try:
         a.goto(url)
         expect(a.get_by_role("button", name="Update now")).to_be_visible()
@@ -128,7 +128,7 @@ def test_no_dead_ends_in_the_reports_screen(browser_page: Page, tmp_path: Path) 
 
 
 def test_a_first_visit_straight_to_a_screen_goes_through_the_app(
-    chromium: Browser, tmp_path: Path
+    open_page: Callable[[], Page], tmp_path: Path
 ) -> None:
     """A link to a run (as the app's messages give) opened first thing after the server
     starts: the screen comes through app.py's navigation — its six screens in the
@@ -136,7 +136,7 @@ def test_a_first_visit_straight_to_a_screen_goes_through_the_app(
     home = sample_home(tmp_path, awaiting_review=True)
     server = serve(home, tmp_path / "server.log")
     url = next(server)
-    page = new_page(chromium)
+    page = open_page()
     try:
         page.goto(f"{url}/review?report=1&run=2")
         expect(page.get_by_role("button", name="Commit version")).to_be_visible(timeout=REDRAWN)
@@ -145,5 +145,37 @@ def test_a_first_visit_straight_to_a_screen_goes_through_the_app(
             expect(nav.get_by_role("link", name=re.compile(rf"{screen}$"))).to_be_visible()
         shown = nav.inner_text().split()
         assert not {"app", "cards", "costs", "shared"} & set(shown), shown
+    finally:
+        server.close()
+
+
+def test_with_a_login_configured_no_screen_shows_before_signing_in(
+    open_page: Callable[[], Page], tmp_path: Path
+) -> None:
+    """``[auth]`` in the secrets Streamlit reads: a browser that has not signed in gets
+    the sign-in page at every address — the app's root, a screen, a run's link — and
+    not one report title, button or screen name besides it."""
+    home = sample_home(tmp_path, awaiting_review=True)
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text(
+        "[auth]\n"
+        'redirect_uri = "http://127.0.0.1:8501/oauth2callback"\n'
+        'cookie_secret = "a-cookie-secret-for-the-test"\n'
+        'client_id = "evergreen"\n'
+        'client_secret = "not-a-real-secret"\n'
+        'server_metadata_url = "http://127.0.0.1:9/.well-known/openid-configuration"\n',
+        encoding="utf-8",
+    )
+    server = serve(home, tmp_path / "server.log", options=["--secrets.files", str(secrets)])
+    url = next(server)
+    page = open_page()
+    try:
+        for address in ("", "/review?report=1&run=2", "/report?report=1", "/settings"):
+            page.goto(f"{url}{address}")
+            expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=REDRAWN)
+            text = page.locator("[data-testid='stApp']").inner_text()
+            assert "Grid-Scale" not in text and "Commit version" not in text, address
+            for screen in ("Review", "Evidence", "History", "Settings"):
+                assert screen not in text.split(), (address, screen)
     finally:
         server.close()

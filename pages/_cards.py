@@ -308,7 +308,9 @@ def commit(run_id: int) -> None:
     except EvergreenError as exc:
         show_error(exc)
         return
-    st.session_state[VERSION_KEY] = number
+    for key in [k for k in st.session_state if str(k).startswith("version_pick_")]:
+        st.session_state.pop(key, None)  # the Report screen opens on the new version
+    st.session_state.pop(VERSION_KEY, None)
     st.session_state["eg_flash"] = f"Committed version {number}."
     st.rerun(scope="app")
 

@@ -26,7 +26,7 @@ from core.store.db import session_scope
 APP = Path(__file__).resolve().parents[1] / "app.py"  # the entry point: its navigation
 REPORT_KEY = "eg_report"  # the report the analyst is looking at (all screens)
 RUN_KEY = "eg_run"  # the run being followed or reviewed
-VERSION_KEY = "eg_version"
+VERSION_KEY = "eg_version"  # report id → the version the analyst picked to read
 DRAWN_KEY = "eg_drawn"  # how many times this tab drew a whole screen (fragments aside)
 
 ACTION_COLORS = {
@@ -167,6 +167,30 @@ def guarded(fn: Callable[[], Any]) -> Any:
     except EvergreenError as exc:
         show_error(exc)
         return None
+
+
+def pinned_version(report_id: int) -> int | None:
+    """The version of ``report_id`` the analyst picked to read in this tab, if any: each
+    report keeps its own (a version number of one report never selects another's)."""
+    return st.session_state.get(VERSION_KEY, {}).get(report_id)
+
+
+def version_picker(report_id: int) -> str:
+    """The key of the Report screen's version picker for ``report_id``."""
+    return f"version_pick_{report_id}"
+
+
+def pin_version(report_id: int, number: int | None, *, elsewhere: bool = False) -> None:
+    """Read ``number`` of ``report_id`` next (None: its latest). ``elsewhere``: picked on
+    another screen ("Read the version"), so the Report screen's picker starts from it."""
+    pins = dict(st.session_state.get(VERSION_KEY, {}))
+    if number is None:
+        pins.pop(report_id, None)
+    else:
+        pins[report_id] = number
+    st.session_state[VERSION_KEY] = pins
+    if elsewhere:
+        st.session_state.pop(version_picker(report_id), None)
 
 
 def pick_report(label: str = "Report", *, key: str) -> int | None:

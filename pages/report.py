@@ -15,7 +15,16 @@ from core.source_spec import SourceSpec
 from core.states import ClaimState
 from core.store.db import session_scope
 from core.store.repository import get_report
-from pages._shared import VERSION_KEY, badge_html, pick_report, show_error, style, watch_runs
+from pages._shared import (
+    badge_html,
+    pick_report,
+    pin_version,
+    pinned_version,
+    show_error,
+    style,
+    version_picker,
+    watch_runs,
+)
 
 
 def _plural(n: int, word: str) -> str:
@@ -146,21 +155,22 @@ def main() -> None:
         return
     numbers = [r["number"] for r in rows]
     as_of = {r["number"]: r["as_of"] for r in rows}
-    wanted = st.session_state.get(VERSION_KEY)
+    wanted = pinned_version(report_id)
     index = numbers[::-1].index(wanted) if wanted in numbers else 0
+    pick = version_picker(report_id)  # each report its own picker: never another's number
 
     def remember() -> None:
-        st.session_state[VERSION_KEY] = st.session_state["version_pick"]
+        pin_version(report_id, st.session_state[pick])
 
     number = st.selectbox(
         "Version",
         numbers[::-1],
         index=index,
         format_func=lambda n: f"version {n} · as of {as_of[n]}",
-        key="version_pick",
+        key=pick,
         on_change=remember,
     )
-    st.session_state[VERSION_KEY] = number
+    pin_version(report_id, number)
     if SourceSpec.parse(source).kind == "sample":
         st.caption("Sample data: invented for demonstration, not real reporting.")
     read, versions, diff = st.tabs(["Read", "Timeline", "Compare versions"])

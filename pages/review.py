@@ -19,10 +19,10 @@ from pages._costs import cost_meters
 from pages._shared import (
     REPORT_KEY,
     RUN_KEY,
-    VERSION_KEY,
     badge_html,
     deep_link,
     pick_report,
+    pin_version,
     progress_line,
     run_action,
     show_error,
@@ -136,7 +136,7 @@ def main() -> None:
         st.success(f"This run was committed as version {info['version']}.")
         if st.button("Read the version", key="read_version"):
             st.session_state[REPORT_KEY] = report_id
-            st.session_state[VERSION_KEY] = info["version"]
+            pin_version(report_id, info["version"], elsewhere=True)
             st.switch_page("pages/report.py")
     summary = info["summary"]
     if summary.get("actions"):

@@ -142,7 +142,7 @@ def test_full_flow_create_update_review_commit_export(
         assert by_key[approved].status in ("revised", "extended")
 
     ok(at.switch_page("pages/report.py").run())
-    assert at.selectbox(key="version_pick").value == 2
+    assert at.selectbox(key="version_pick_2").value == 2
     md = downloads[next(n for n in downloads if n.endswith(" — v2.md"))]
     assert md.decode().startswith("# ") and "## References" in md.decode()
     assert md.decode().split("\n")[2].startswith("_Version 2 · as of 2026-07-15 · ")
@@ -307,3 +307,39 @@ def test_a_report_held_by_a_run_links_to_that_run_on_the_review_screen(
     app.query_params["report"], app.query_params["run"] = "1", str(run_id)
     ok(app.switch_page("pages/review.py").run())  # the link's address opens that run
     assert app.session_state["eg_run"] == run_id and app.session_state["eg_report"] == 1
+
+
+@pytest.mark.parametrize("sample_workspace", ["sqlite"], indirect=True)  # screens only
+def test_switching_reports_shows_each_report_s_own_latest_version(
+    sample_workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Report screen never shows a version of another report than the one named above
+    it: a version picked for one report (its version 1) does not select the other's
+    version 1 — each report opens on its latest, or on the version picked for it."""
+    from tests.conftest import APP, run_cli
+
+    for as_of in ("2026-04-15", "2026-07-15"):  # the sample report: versions 1 to 3
+        done = run_cli(sample_workspace, "update", "1", "--as-of", as_of, "--approve-all")
+        assert done.returncode == 0, done.stderr
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "report.md"
+    done = run_cli(sample_workspace, "import-report", str(sample), "--query", "Storage?",
+                   "--as-of", "2026-01-15", "--allow-duplicate")  # fmt: skip
+    assert done.returncode == 0, done.stderr  # report 2: version 1 only
+    monkeypatch.setenv("EVERGREEN_JOBS", "sync")
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    ok(at.switch_page("pages/report.py").run())
+
+    def shown() -> tuple[int, int]:
+        report = at.selectbox(key="report_report_pick").value
+        return report, at.selectbox(key=f"version_pick_{report}").value
+
+    ok(at.selectbox(key="report_report_pick").set_value(2).run())
+    assert shown() == (2, 1)
+    ok(at.selectbox(key="report_report_pick").set_value(1).run())
+    assert shown() == (1, 3)  # its latest, not the number just read on report 2
+    ok(at.selectbox(key="version_pick_1").set_value(2).run())
+    ok(at.selectbox(key="report_report_pick").set_value(2).run())
+    assert shown() == (2, 1)
+    ok(at.selectbox(key="report_report_pick").set_value(1).run())
+    assert shown() == (1, 2)  # the version picked for it stays picked
+    assert "version 2 · as of 2026-04-15" in at.selectbox(key="version_pick_1").format_func(2)

@@ -25,12 +25,14 @@ st.set_page_config(page_title="Evergreen", page_icon="🌲", layout="wide")
 
 
 @st.cache_resource(show_spinner="Loading the sample workspace …")
-def _first_start(database_url: str) -> str:
-    """Load the sample workspace into an empty database (once per database)."""
+def _first_start(database_url: str) -> dict[str, str]:
+    """Load the sample workspace into an empty database (once per database). Returns
+    the note to show once: the first session to read it takes it, so a new browser
+    session (or tab) is not told again that the sample was loaded."""
     with session_scope(database_url) as session:
         if report_rows(session):
-            return ""
-        return load_sample(session)["message"]
+            return {}
+        return {"note": load_sample(session)["message"]}
 
 
 def _secrets() -> dict:
@@ -80,7 +82,7 @@ def main() -> None:
     if not _signed_in(secrets.get("auth")):
         return
     try:
-        note = _first_start(config.database_url())
+        note = _first_start(config.database_url()).pop("note", "")
     except EvergreenError as exc:
         st.error(str(exc))
         note = ""

@@ -96,3 +96,16 @@ def test_named_providers_each_get_a_sign_in_button(sample_workspace: Path) -> No
     at.run()
     assert not at.exception, at.exception
     assert [b.label for b in at.button] == ["Sign in with google", "Sign in with okta"]
+
+
+@pytest.mark.parametrize("workspace", ["sqlite"], indirect=True)
+def test_the_sample_loaded_note_is_shown_once_not_in_every_new_session(
+    workspace: Path,
+) -> None:
+    first = AppTest.from_file(APP, default_timeout=60).run()
+    assert not first.exception, first.exception
+    assert any("sample" in t.value.lower() for t in first.toast)
+    again = AppTest.from_file(APP, default_timeout=60).run()  # another browser session
+    assert not again.exception, again.exception
+    assert not again.toast
+    assert again.selectbox(key="report_pick").options  # the sample is there all the same

@@ -28,9 +28,9 @@ def continuity_chart(rows: list[dict]) -> None:
         return
     fig = go.Figure()
     for key, name in (
-        ("content_rouge_l", "content ROUGE-L"),
-        ("outline_em_f1", "outline exact-match F1"),
-        ("content_bleu4", "content BLEU-4"),
+        ("content_rouge_l", "wording kept (ROUGE-L)"),
+        ("outline_em_f1", "headings kept (outline F1)"),
+        ("content_bleu4", "phrases kept (BLEU-4)"),
     ):
         fig.add_trace(
             go.Scatter(
@@ -41,7 +41,11 @@ def continuity_chart(rows: list[dict]) -> None:
                 visible=True if key != "content_bleu4" else "legendonly",
             )
         )
-    fig.update_layout(title="Continuity with the previous version", yaxis_range=[0, 1.05], **LAYOUT)
+    fig.update_layout(
+        title="How much of the previous version each version keeps (1 = all of it)",
+        yaxis_range=[0, 1.05],
+        **LAYOUT,
+    )
     st.plotly_chart(fig, width="stretch", key="chart_continuity")
 
 

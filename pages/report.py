@@ -59,8 +59,8 @@ def timeline(rows: list[dict]) -> None:
                 or "—",
                 "stale claims": r["stale_citations"],
                 "claim support": _support(r["claims"]),
-                "content ROUGE-L": _metric(r["metrics"].get("content_rouge_l")),
-                "outline EM F1": _metric(r["metrics"].get("outline_em_f1")),
+                "wording kept": _metric(r["metrics"].get("content_rouge_l")),
+                "headings kept": _metric(r["metrics"].get("outline_em_f1")),
             }
             for r in rows[::-1]
         ],
@@ -195,7 +195,9 @@ def main() -> None:
         st.caption(
             "A stale claim is a sentence whose source passage changed or is gone in a newer "
             "snapshot while the sentence was kept: it still cites the source as it was. "
-            "Claim support counts the cited sentences whose source says them."
+            "Claim support counts the cited sentences whose source says them. Wording kept "
+            "and headings kept: how much of the previous version's text (ROUGE-L) and "
+            "section headings (outline F1) the version keeps, 1.00 being all of it."
         )
     with diff:
         compare(report_id, numbers)

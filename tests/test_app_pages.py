@@ -343,3 +343,19 @@ def test_switching_reports_shows_each_report_s_own_latest_version(
     ok(at.selectbox(key="report_report_pick").set_value(1).run())
     assert shown() == (1, 2)  # the version picked for it stays picked
     assert "version 2 · as of 2026-04-15" in at.selectbox(key="version_pick_1").format_func(2)
+
+
+@pytest.mark.parametrize("sample_workspace", ["sqlite"], indirect=True)  # screens only
+def test_the_timeline_speaks_of_what_is_kept_not_of_metric_names(
+    sample_workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import APP, run_cli
+
+    done = run_cli(sample_workspace, "update", "1", "--as-of", "2026-04-15", "--approve-all")
+    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("EVERGREEN_JOBS", "sync")
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    ok(at.switch_page("pages/report.py").run())
+    columns = [str(c) for frame in at.dataframe for c in frame.value.columns]
+    assert "wording kept" in columns and "headings kept" in columns
+    assert not [c for c in columns if "ROUGE" in c or "BLEU" in c or "EM F1" in c]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.config import corpora_dir
 from core.dates import parse_as_of
 from core.errors import EvergreenError, NotFoundError
 from core.sources.base import PageNotFound
@@ -141,9 +142,33 @@ def test_bad_jsonl_line_aborts_with_line_number(
     src.write_text(f"{good}\n{line}\n{good.replace('ok', 'ok2')}\n")
     with pytest.raises(EvergreenError, match=message):
         add_corpus("bad", src)
-    assert Corpus.open("bad").stats()["versions"] == 0  # nothing half-written
+    assert "bad" not in names()  # a failed first import registers nothing
+    with pytest.raises(NotFoundError):
+        Corpus.open("bad")
     result = add_corpus("bad", src, skip_bad=True)
     assert result.inserted == 2 and len(result.skipped) == 1 and "line 2" in result.skipped[0]
+    with pytest.raises(EvergreenError, match=message):  # a failed later import …
+        add_corpus("bad", src)
+    assert Corpus.open("bad").stats()["versions"] == 2  # … leaves what it had
+
+
+def names() -> list[str]:
+    return [c["name"] for c in list_corpora()]
+
+
+def test_a_file_with_no_page_registers_no_corpus(workspace: Path, tmp_path: Path) -> None:
+    """A junk or empty file (or one whose every line is skipped) is refused in one line
+    and leaves no empty corpus behind to show in the app's source list."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    with pytest.raises(EvergreenError, match="Nothing to import .* 'junk' was not created"):
+        add_corpus("junk", empty)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    with pytest.raises(EvergreenError, match=r"Nothing to import .*\(1 skipped\)"):
+        add_corpus("junk", bad, skip_bad=True)
+    assert "junk" not in names()
+    assert not list(corpora_dir().glob("junk.sqlite*"))
 
 
 def test_non_utf8_and_corrupt_gzip(workspace: Path, tmp_path: Path) -> None:

@@ -367,9 +367,25 @@ class Corpus:
 
 
 def add_corpus(name: str, source: str | Path, *, skip_bad: bool = False) -> ImportResult:
-    """Create (or update) corpus ``name`` from a JSONL file or a folder."""
+    """Create (or update) corpus ``name`` from a JSONL file or a folder. A new corpus
+    whose import fails, or that would hold no page, is not registered: its file goes
+    (a corpus that existed keeps what it had: its import is one transaction)."""
+    path = corpus_path(name)
+    new = not path.exists()
     corpus = Corpus.open(name, create=True)
+    kept = False
     try:
-        return corpus.import_path(source, skip_bad=skip_bad)
+        result = corpus.import_path(source, skip_bad=skip_bad)
+        if new and not (result.inserted or result.updated or result.unchanged):
+            raise EvergreenError(
+                f"Nothing to import from {source}: no page was read"
+                + (f" ({len(result.skipped)} skipped)" if result.skipped else "")
+                + f"; corpus {name!r} was not created."
+            )
+        kept = True
+        return result
     finally:
         corpus.close()
+        if new and not kept:
+            for leftover in (path, *(path.with_name(path.name + x) for x in ("-wal", "-shm"))):
+                leftover.unlink(missing_ok=True)

@@ -194,7 +194,8 @@ def pin_version(report_id: int, number: int | None, *, elsewhere: bool = False) 
 
 
 def pick_report(label: str = "Report", *, key: str) -> int | None:
-    """The report selector every screen shares; remembers the choice across screens."""
+    """The report selector every screen shares; remembers the choice across screens. A
+    link ``?report=R`` opens the screen on report R (taken once, then left to the picker)."""
     with session_scope() as session:
         rows = report_rows(session)
     if not rows:
@@ -202,6 +203,12 @@ def pick_report(label: str = "Report", *, key: str) -> int | None:
         return None
     ids = [r["id"] for r in rows]
     titles = {r["id"]: f"{r['id']} · {r['title']}" for r in rows}
+    linked = st.query_params.get("report")  # a link to this screen for one report
+    if linked is not None:
+        if str(linked).isdigit() and int(linked) in ids:
+            st.session_state[REPORT_KEY] = int(linked)
+            st.session_state.pop(key, None)  # the picker starts from the link
+        del st.query_params["report"]
     current = st.session_state.get(REPORT_KEY)
     index = ids.index(current) if current in ids else 0
 

@@ -155,6 +155,11 @@ def main() -> None:
         return
     numbers = [r["number"] for r in rows]
     as_of = {r["number"]: r["as_of"] for r in rows}
+    linked = st.query_params.get("version")  # ?report=R&version=N: that version of R
+    if linked is not None:
+        if str(linked).isdigit() and int(linked) in numbers:
+            pin_version(report_id, int(linked), elsewhere=True)
+        del st.query_params["version"]
     wanted = pinned_version(report_id)
     index = numbers[::-1].index(wanted) if wanted in numbers else 0
     pick = version_picker(report_id)  # each report its own picker: never another's number

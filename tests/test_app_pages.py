@@ -359,3 +359,42 @@ def test_the_timeline_speaks_of_what_is_kept_not_of_metric_names(
     columns = [str(c) for frame in at.dataframe for c in frame.value.columns]
     assert "wording kept" in columns and "headings kept" in columns
     assert not [c for c in columns if "ROUGE" in c or "BLEU" in c or "EM F1" in c]
+
+
+@pytest.mark.parametrize("sample_workspace", ["sqlite"], indirect=True)  # screens only
+def test_a_link_names_the_report_and_version_on_every_screen(
+    sample_workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``?report=R`` opens Report, Evidence and History on report R, and
+    ``&version=N`` the Report screen on that version; a link to nothing opens as usual."""
+    from tests.conftest import APP, run_cli
+
+    done = run_cli(sample_workspace, "update", "1", "--as-of", "2026-04-15", "--approve-all")
+    assert done.returncode == 0, done.stderr
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "report.md"
+    done = run_cli(sample_workspace, "import-report", str(sample), "--query", "Storage?",
+                   "--as-of", "2026-01-15", "--allow-duplicate")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("EVERGREEN_JOBS", "sync")
+    for page, picker in (
+        ("pages/evidence.py", None),
+        ("pages/history.py", None),
+        ("pages/report.py", "version_pick_1"),
+    ):
+        at = AppTest.from_file(APP, default_timeout=90).run()
+        at.switch_page(page)
+        at.query_params["report"] = "2"
+        ok(at.run())
+        assert [s.value for s in at.selectbox if s.key.endswith("report_pick")] == [2], page
+        at.switch_page(page)
+        at.query_params["report"] = "1"
+        at.query_params["version"] = "1"
+        ok(at.run())
+        assert [s.value for s in at.selectbox if s.key.endswith("report_pick")] == [1], page
+        if picker:
+            assert at.selectbox(key=picker).value == 1  # not its latest (2): the link's
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.switch_page("pages/report.py")
+    at.query_params["report"] = "99"
+    ok(at.run())  # no report 99: the screen opens as usual, on a report it has
+    assert at.selectbox(key="version_pick_1").value == 2

@@ -19,7 +19,7 @@ from core.sources.base import PageNotFound
 from core.sources.urlpolicy import UrlPolicy, UrlRefused
 from core.sources.web import WebFetcher
 from tests.fakes.website import Page, Website, html_page, tiny_pdf
-from tests.helpers.web import FETCH_MODES, HAVE_CHROMIUM, LOOPBACK
+from tests.helpers.web import FETCH_MODES, HAVE_CHROMIUM, LOOPBACK, NEEDS_CHROMIUM
 
 MODES = FETCH_MODES
 FILLER = (
@@ -218,3 +218,28 @@ def test_allowlist_hosts_and_ranges() -> None:
         policy.check("http://192.168.1.1/")
     with pytest.raises(UrlRefused, match="does not resolve"):
         UrlPolicy().check("http://no-such-host.invalid/")
+
+
+@NEEDS_CHROMIUM
+def test_chromium_fetches_obey_the_byte_cap_too() -> None:
+    """In the browser, a page streamed without a length past the cap is cut by the policy
+    proxy and refused with the reason (not a timeout, not gigabytes in the browser), and a
+    compressed answer to a request that asked for none — a compression bomb's pattern —
+    is refused before the browser inflates it."""
+    from tests.helpers.faults import FaultySite
+
+    page = html_page("Fine", "A fine page about storage.", "Storage keeps growing.")
+    with FaultySite({"/big": [page], "/bomb": [page], "/fine": [page]}) as site:
+        site.fault("/big", "big", size=50_000_000, chunked=True)
+        site.fault("/bomb", "bomb", size=200_000_000)
+        with WebFetcher(
+            policy=LOOPBACK, browser="chromium", delay=0, max_bytes=2_000_000, timeout=60
+        ) as f:
+            assert "storage" in f.fetch(site.link("/fine")).content.lower()
+            assert f.mode == "chromium"
+            with pytest.raises(EvergreenError, match="over the 2,000,000-byte limit"):
+                f.fetch(site.link("/big"))
+            assert site.sent["/big"] < 20_000_000  # cut early: far from the 50 MB
+            with pytest.raises(EvergreenError, match="compressed its answer"):
+                f.fetch(site.link("/bomb"))
+            assert "storage" in f.fetch(site.link("/fine")).content.lower()  # still works

@@ -12,6 +12,12 @@ first, and nothing leaves before the policy has approved it:
 * ``CONNECT host:port`` (HTTPS, wss): ``https://host:port/`` is checked the same way;
   approved → a TCP tunnel to a checked address, refused → 403 and no connection.
 
+With ``max_bytes`` the proxy also bounds what the browser is sent: a plain-HTTP answer
+is asked for without compression (what is counted is what the page holds; one that comes
+compressed anyway, a compression bomb's pattern, is refused) and cut past ``max_bytes``;
+a tunnel, which carries the page and what it loads from its origin, encrypted, past
+TUNNEL_SHARE times that. The fetcher then refuses the page with the reason.
+
 Hosts the allowlist names are trusted by name and connected to by name. The proxy
 remembers the last URLs (and, for tunnels, origins) it refused or could not reach, with
 the reason, and the redirects it passed on: ``failure_for(url)`` follows a URL's
@@ -25,6 +31,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +47,9 @@ HOP_HEADERS = {"connection", "keep-alive", "proxy-connection", "proxy-authorizat
 _CHUNK = 1 << 16
 REMEMBERED = 1000  # failures and redirects kept for failure_for
 MAX_HOPS = 20
+#: a tunnel (https) carries the page and what it loads from the same origin, encrypted:
+#: it is cut past this many times the page cap (a page's images share it)
+TUNNEL_SHARE = 4
 
 
 @dataclass(frozen=True)
@@ -54,9 +64,15 @@ class PolicyProxy:
     """The proxy server; ``start`` on the event loop that will serve it."""
 
     def __init__(
-        self, policy: UrlPolicy, *, connect_timeout: float = 15.0, head_timeout: float = 30.0
+        self,
+        policy: UrlPolicy,
+        *,
+        connect_timeout: float = 15.0,
+        head_timeout: float = 30.0,
+        max_bytes: int = 0,
     ) -> None:
         self.policy = policy
+        self.max_bytes = max_bytes  # 0: no cap
         self.connect_timeout = connect_timeout
         self.head_timeout = head_timeout
         self._failures: OrderedDict[str, Failure] = OrderedDict()
@@ -115,6 +131,20 @@ class PolicyProxy:
                 target = _key(ada_url.URL(location, url).href)
         _put(self._redirects, _key(url), target)
 
+    def _over(self, url: str, key: str | None = None) -> Callable[[int], None]:
+        """What to remember when the answer to ``url`` (``key``: the tunnel's origin) runs
+        past ``limit`` bytes: the fetcher then refuses the page with this reason."""
+
+        def remember(limit: int) -> None:
+            why = (
+                f"it sent more than {limit:,} bytes, over the {self.max_bytes:,}-byte limit "
+                "(EVERGREEN_FETCH_MAX_BYTES)"
+            )
+            log.debug("Browser answer cut: %s: %s", url, why)
+            self._remember(key or _key(url), Failure(why, refused=False))
+
+        return remember
+
     # -- one client connection ---------------------------------------------------------------
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -161,7 +191,8 @@ class PolicyProxy:
         try:
             writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
             await writer.drain()
-            await _splice(reader, writer, up_reader, up_writer)
+            limit = self.max_bytes * TUNNEL_SHARE
+            await _splice(reader, writer, up_reader, up_writer, limit, self._over(url, key))
         finally:
             up_writer.close()
 
@@ -187,9 +218,14 @@ class PolicyProxy:
             await up_writer.drain()
             response = await asyncio.wait_for(up_reader.readuntil(b"\r\n\r\n"), self.head_timeout)
             self._remember_redirect(url, response)
+            if self.max_bytes and _encoded(response):  # asked for identity: a bomb's pattern
+                why = "the server compressed its answer although asked not to"
+                self._remember(_key(url), Failure(why, refused=False))
+                await _reply(writer, 502, why)
+                return
             writer.write(_closing(response))
             await writer.drain()
-            await _splice(reader, writer, up_reader, up_writer)
+            await _splice(reader, writer, up_reader, up_writer, self.max_bytes, self._over(url))
         finally:
             up_writer.close()
 
@@ -246,8 +282,13 @@ def _request_head(method: str, url: str, version: str, headers: list[tuple[str, 
     path = rest[slash:] or "/"
     if path.startswith("?"):
         path = "/" + path
-    kept = [(k, v) for k, v in headers if k.lower() not in HOP_HEADERS]
-    lines = [f"{method} {path} {version}", *(f"{k}: {v}" for k, v in kept), "Connection: close"]
+    kept = [(k, v) for k, v in headers if k.lower() not in {*HOP_HEADERS, "accept-encoding"}]
+    lines = [
+        f"{method} {path} {version}",
+        *(f"{k}: {v}" for k, v in kept),
+        "Accept-Encoding: identity",  # the bytes counted are the bytes the page holds
+        "Connection: close",
+    ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
@@ -270,9 +311,34 @@ async def _reply(writer: asyncio.StreamWriter, status: int, text: str) -> None:
         await writer.drain()
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _encoded(head: bytes) -> bool:
+    """Does a response head declare a content encoding other than identity?"""
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-encoding" and value.strip().lower() not in (
+            "",
+            "identity",
+        ):
+            return True
+    return False
+
+
+async def _pipe(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    limit: int = 0,
+    over: Callable[[int], None] | None = None,
+) -> None:
+    """Copy ``reader`` to ``writer`` until it ends; past ``limit`` bytes (0: none), call
+    ``over(limit)`` and stop (the connection is then closed: the browser sees it cut)."""
+    sent = 0
     with contextlib.suppress(ConnectionError, OSError):
         while chunk := await reader.read(_CHUNK):
+            sent += len(chunk)
+            if limit and sent > limit:
+                if over is not None:
+                    over(limit)
+                return
             writer.write(chunk)
             await writer.drain()
 
@@ -282,11 +348,13 @@ async def _splice(
     client_writer: asyncio.StreamWriter,
     up_reader: asyncio.StreamReader,
     up_writer: asyncio.StreamWriter,
+    limit: int = 0,
+    over: Callable[[int], None] | None = None,
 ) -> None:
-    """Copy both ways until either side closes."""
+    """Copy both ways until either side closes; what comes down stops past ``limit``."""
     tasks = [
         asyncio.ensure_future(_pipe(client_reader, up_writer)),
-        asyncio.ensure_future(_pipe(up_reader, client_writer)),
+        asyncio.ensure_future(_pipe(up_reader, client_writer, limit, over)),
     ]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)

@@ -8,7 +8,8 @@ waits. Per host, at most ``per_host`` requests run at a time and consecutive req
 starts are ``delay`` seconds apart. Each URL (and any redirect target) must pass the URL
 policy; what a crawled page becomes, and which pages are refused, is core.sources.web_page's
 (a page over ``max_bytes`` is refused over plain HTTP as soon as its headers or its first
-``max_bytes`` say so, core.sources.web_http; a browser loads it first). 429 and 5xx are
+``max_bytes`` say so, core.sources.web_http; in the browser, the proxy cuts an answer that
+runs past them, core.sources.policy_proxy). 429 and 5xx are
 tried ``attempts`` times, honouring Retry-After up to ``max_retry_after`` seconds (a longer
 wait is not made: the page fails at once, saying so). ``close()`` stops the crawler and
 the browser.
@@ -209,7 +210,7 @@ class WebFetcher:
     async def _start_browser(self, executable: str) -> None:
         from crawl4ai import AsyncWebCrawler, BrowserConfig  # lazy: 3 s import
 
-        proxy = await PolicyProxy(self.policy).start()
+        proxy = await PolicyProxy(self.policy, max_bytes=self.max_bytes).start()
         try:
             browser = await asyncio.to_thread(Chromium, executable, proxy.url)
         except BaseException:

@@ -16,6 +16,7 @@ read before hanging up. ``fault(path, kind, ...)`` sets how a page answers from 
 
 from __future__ import annotations
 
+import gzip
 import random
 import threading
 import time
@@ -147,6 +148,9 @@ class FaultySite:
             self._send(h, path, 200, bytes(rnd.randrange(256) for _ in range(20_000)))
         elif fault and fault.kind == "big":
             self._send_big(h, path, fault.size, fault.chunked)
+        elif fault and fault.kind == "bomb":  # gzip whatever the client accepts
+            packed = gzip.compress(b"<p>" + b"0" * fault.size + b"</p>", compresslevel=9)
+            self._send(h, path, 200, packed, {"Content-Encoding": "gzip"})
         elif body is None:
             self._send(h, path, 404, b"<html><body><h1>Not found</h1></body></html>")
         else:

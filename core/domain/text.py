@@ -21,6 +21,11 @@ _RST_LINK = re.compile(r"`((?:\s*+[^`<\s])++|\s)\s*<[^>`]*>`_{1,2}")
 _RST_REF = re.compile(r"`([^`]+)`_{1,2}")
 _FOOTNOTE = re.compile(r"(?<!\s)\s*\[(?:#[\w-]*|\d+|\*)\]_")  # from a blank run's start only
 _LITERAL = re.compile(r"``([^`]+)``")
+#: wiki markup: bold / italic quotes around words, internal links ([[target|text]])
+_WIKI_QUOTES = re.compile(r"'{2,5}(?=[^\s'])([^'\n]{1,200}?)(?<=[^\s'])'{2,5}")
+_WIKI_LINK = re.compile(r"\[\[(?:[^\[\]|\n]{0,200}\|)?([^\[\]|\n]{1,200})\]\]")
+#: a Markdown reference link, [text][label] (text with a letter: "[1][2]" are citations)
+_MD_REF_LINK = re.compile(r"\[([^\[\]\n]{0,200}[A-Za-z][^\[\]\n]{0,200})\]\[[^\[\]\n]{0,100}\]")
 _URL = re.compile(r"https?://\S+")
 _WORD = re.compile(r"[^\W_]+")
 _FIELD = re.compile(r"^[A-Z][A-Za-z-]*:\s")
@@ -40,13 +45,20 @@ def strip_links(text: str) -> str:
 
 
 def clean_inline(text: str) -> str:
-    """Source markup reduced to readable text: rst roles, links, literals, footnotes."""
+    """Source markup reduced to readable text: rst roles, links, literals, footnotes;
+    Markdown inline and reference links; wiki bold / italic quotes and internal links."""
     text = _ROLE.sub(lambda m: f"{m.group(1).upper()} {int(m.group(2))}", text)
     text = _RST_LINK.sub(r"\1", text)
     text = _ANY_ROLE.sub(r"`\1`", text)
     text = _LITERAL.sub(r"`\1`", text)
     text = _FOOTNOTE.sub("", text)
     text = _RST_REF.sub(r"\1", text)
+    if "''" in text:
+        text = _WIKI_QUOTES.sub(r"\1", text)
+    if "[[" in text:
+        text = _WIKI_LINK.sub(r"\1", text)
+    if "][" in text:
+        text = _MD_REF_LINK.sub(r"\1", text)
     text = strip_md_links(text)
     return strip_citations(text)
 

@@ -179,3 +179,44 @@ def test_with_a_login_configured_no_screen_shows_before_signing_in(
                 assert screen not in text.split(), (address, screen)
     finally:
         server.close()
+
+
+def _choose(page: Page, label: str, option: str) -> None:
+    """Pick ``option`` in the selectbox labelled ``label``."""
+    page.get_by_role("combobox", name=label).click()
+    page.get_by_role("option", name=option).first.click()
+    settle(page)
+
+
+def test_switching_reports_never_shows_another_report_s_version(
+    open_page: Callable[[], Page], tmp_path: Path
+) -> None:
+    """Report 1 has versions 1–3, report 2 only version 1. Read report 2 (its version 1),
+    switch to report 1: its latest, version 3 — not "version 1", the number just read —
+    and back; a link ``?report=R`` opens Evidence and History on report R."""
+    home = sample_home(tmp_path)
+    for as_of in ("2026-04-15", "2026-07-15"):
+        evergreen(home, "update", "1", "--as-of", as_of, "--approve-all")
+    evergreen(home, "import-report", str(SAMPLE_REPORT), "--query", "Storage?",
+              "--as-of", "2026-01-15", "--allow-duplicate")  # fmt: skip
+    server = serve(home, tmp_path / "server.log")
+    url = next(server)
+    page = open_page()
+    try:
+        page.goto(f"{url}/report?report=2")
+        version = page.get_by_role("combobox", name="Version")
+        expect(version).to_have_value("version 1 · as of 2026-01-15", timeout=REDRAWN)
+        _choose(page, "Report", "1 · ")
+        expect(version).to_have_value("version 3 · as of 2026-07-15")
+        _choose(page, "Version", "version 2 · as of 2026-04-15")
+        _choose(page, "Report", "2 · ")
+        expect(version).to_have_value("version 1 · as of 2026-01-15")
+        _choose(page, "Report", "1 · ")
+        expect(version).to_have_value("version 2 · as of 2026-04-15")  # its own pick
+        for screen, title in (("evidence", "Evidence"), ("history", "History")):
+            page.goto(f"{url}/{screen}?report=2")
+            expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible()
+            picker = page.get_by_role("combobox", name="Report")
+            expect(picker).to_have_value(re.compile(r"^2 · "))
+    finally:
+        server.close()

@@ -27,7 +27,7 @@ from core.engine.review import get_run, proposals_of
 from core.errors import EvergreenError
 from core.states import Action, Decision, RunStatus
 from core.store.db import session_scope
-from pages._shared import VERSION_KEY, badge_html, run_action, show_error
+from pages._shared import badge_html, run_action, show_error, unpin_versions
 
 POLL_EVERY = 2.0  # seconds between the decision bars' looks at the run
 SEEN_KEY = "eg_review_seen"  # (run, status, decisions) as this tab last showed them
@@ -308,9 +308,7 @@ def commit(run_id: int) -> None:
     except EvergreenError as exc:
         show_error(exc)
         return
-    for key in [k for k in st.session_state if str(k).startswith("version_pick_")]:
-        st.session_state.pop(key, None)  # the Report screen opens on the new version
-    st.session_state.pop(VERSION_KEY, None)
+    unpin_versions()  # the Report screen opens on the new version
     st.session_state["eg_flash"] = f"Committed version {number}."
     st.rerun(scope="app")
 

@@ -139,15 +139,13 @@ def review_link(report_id: int, run_id: int, label: str | None = None) -> None:
 
 
 def deep_link() -> None:
-    """Take ``?report=…&run=…`` from the address into the screen's choice, once."""
-    params = st.query_params
-    for name, key in (("report", REPORT_KEY), ("run", RUN_KEY)):
-        value = params.get(name)
-        if value is not None and str(value).isdigit():
-            st.session_state[key] = int(value)
-    for name in ("report", "run"):
-        if name in params:
-            del params[name]
+    """Take ``?run=…`` from the address into the screen's choice, once (``?report=…`` is
+    taken by ``pick_report``, on every screen)."""
+    value = st.query_params.get("run")
+    if value is not None:
+        if str(value).isdigit():
+            st.session_state[RUN_KEY] = int(value)
+        del st.query_params["run"]
 
 
 def run_action(action: Callable[[int], Any], run_id: int) -> None:
@@ -190,6 +188,13 @@ def pin_version(report_id: int, number: int | None, *, elsewhere: bool = False) 
         pins[report_id] = number
     st.session_state[VERSION_KEY] = pins
     if elsewhere:
+        st.session_state.pop(version_picker(report_id), None)
+
+
+def unpin_versions() -> None:
+    """Every report reads its latest version next (after a commit: the new one), its
+    Report-screen picker starting afresh."""
+    for report_id in st.session_state.pop(VERSION_KEY, {}):
         st.session_state.pop(version_picker(report_id), None)
 
 

@@ -309,6 +309,21 @@ def test_a_report_held_by_a_run_links_to_that_run_on_the_review_screen(
     assert app.session_state["eg_run"] == run_id and app.session_state["eg_report"] == 1
 
 
+def _sample_then(workspace: Path, *updates: str, second: bool = False) -> None:
+    """The sample report updated (approved) to each of ``updates``; with ``second``, the
+    sample's Markdown imported again as report 2 (version 1 only, as of 2026-01-15)."""
+    from tests.conftest import run_cli
+
+    for as_of in updates:
+        done = run_cli(workspace, "update", "1", "--as-of", as_of, "--approve-all")
+        assert done.returncode == 0, done.stderr
+    if second:
+        sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "report.md"
+        done = run_cli(workspace, "import-report", str(sample), "--query", "Storage?",
+                       "--as-of", "2026-01-15", "--allow-duplicate")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.parametrize("sample_workspace", ["sqlite"], indirect=True)  # screens only
 def test_switching_reports_shows_each_report_s_own_latest_version(
     sample_workspace: Path, monkeypatch: pytest.MonkeyPatch
@@ -316,15 +331,10 @@ def test_switching_reports_shows_each_report_s_own_latest_version(
     """The Report screen never shows a version of another report than the one named above
     it: a version picked for one report (its version 1) does not select the other's
     version 1 — each report opens on its latest, or on the version picked for it."""
-    from tests.conftest import APP, run_cli
+    from tests.conftest import APP
 
-    for as_of in ("2026-04-15", "2026-07-15"):  # the sample report: versions 1 to 3
-        done = run_cli(sample_workspace, "update", "1", "--as-of", as_of, "--approve-all")
-        assert done.returncode == 0, done.stderr
-    sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "report.md"
-    done = run_cli(sample_workspace, "import-report", str(sample), "--query", "Storage?",
-                   "--as-of", "2026-01-15", "--allow-duplicate")  # fmt: skip
-    assert done.returncode == 0, done.stderr  # report 2: version 1 only
+    # report 1: versions 1 to 3; report 2: version 1 only
+    _sample_then(sample_workspace, "2026-04-15", "2026-07-15", second=True)
     monkeypatch.setenv("EVERGREEN_JOBS", "sync")
     at = AppTest.from_file(APP, default_timeout=90).run()
     ok(at.switch_page("pages/report.py").run())
@@ -349,10 +359,9 @@ def test_switching_reports_shows_each_report_s_own_latest_version(
 def test_the_timeline_speaks_of_what_is_kept_not_of_metric_names(
     sample_workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.conftest import APP, run_cli
+    from tests.conftest import APP
 
-    done = run_cli(sample_workspace, "update", "1", "--as-of", "2026-04-15", "--approve-all")
-    assert done.returncode == 0, done.stderr
+    _sample_then(sample_workspace, "2026-04-15")
     monkeypatch.setenv("EVERGREEN_JOBS", "sync")
     at = AppTest.from_file(APP, default_timeout=90).run()
     ok(at.switch_page("pages/report.py").run())
@@ -367,14 +376,9 @@ def test_a_link_names_the_report_and_version_on_every_screen(
 ) -> None:
     """``?report=R`` opens Report, Evidence and History on report R, and
     ``&version=N`` the Report screen on that version; a link to nothing opens as usual."""
-    from tests.conftest import APP, run_cli
+    from tests.conftest import APP
 
-    done = run_cli(sample_workspace, "update", "1", "--as-of", "2026-04-15", "--approve-all")
-    assert done.returncode == 0, done.stderr
-    sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "report.md"
-    done = run_cli(sample_workspace, "import-report", str(sample), "--query", "Storage?",
-                   "--as-of", "2026-01-15", "--allow-duplicate")  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    _sample_then(sample_workspace, "2026-04-15", second=True)
     monkeypatch.setenv("EVERGREEN_JOBS", "sync")
     for page, picker in (
         ("pages/evidence.py", None),

@@ -14,7 +14,7 @@ import click
 import typer
 
 from core.cli import bench, corpora, reports, runs
-from core.cli.console import app, corpus_app, exit_now, fail, print_json, wants_json
+from core.cli.console import app, corpus_app, exit_now, fail, print_failure
 from core.engine.run_stops import RunInterrupted, RunStopped
 from core.errors import EvergreenError, RunBusyError
 from core.states import RunKind
@@ -65,11 +65,7 @@ def main() -> None:
         raise SystemExit(exc.exit_code) from None
     except Exception as exc:  # usage errors: one line and the usage, never a traceback
         if _usage_error(exc):
-            if wants_json():
-                from core.app.cli_results import Failed, as_json_data
-
-                usage = Failed(error=exc.format_message(), kind="usage", exit_code=exc.exit_code)  # type: ignore[attr-defined]
-                print_json(as_json_data(usage))
+            print_failure(exc.format_message(), "usage", exc.exit_code)  # type: ignore[attr-defined]
             exc.show()  # type: ignore[attr-defined]
             raise SystemExit(exc.exit_code) from None  # type: ignore[attr-defined]
         from core.store.db import busy  # loaded already: the command opened the database

@@ -55,14 +55,19 @@ def wants_json() -> bool:
     return "--json" in sys.argv[1:]
 
 
-def fail(message: str, code: int, kind: str = "error") -> NoReturn:
-    """One line on stderr, printed as text: brackets such as [1] are not console markup.
-    With ``--json``, also the failure as a JSON object on stdout (``Failed``: the message,
-    its ``kind`` and the exit code), so a script reads one object either way."""
+def print_failure(message: str, kind: str, code: int) -> None:
+    """With ``--json``, the failure as a JSON object on stdout (``Failed``); else nothing."""
     if wants_json():
         from core.app.cli_results import Failed, as_json_data
 
         print_json(as_json_data(Failed(error=message, kind=kind, exit_code=code)))
+
+
+def fail(message: str, code: int, kind: str = "error") -> NoReturn:
+    """One line on stderr, printed as text: brackets such as [1] are not console markup.
+    With ``--json``, also the failure as a JSON object on stdout (``Failed``: the message,
+    its ``kind`` and the exit code), so a script reads one object either way."""
+    print_failure(message, kind, code)
     prefix = "[red]Error:[/] " if code == 1 else ""
     err.print(prefix + escape(message), highlight=False)
     exit_now(code)

@@ -75,3 +75,37 @@ def test_upgrade_closes_duplicate_open_runs(tmp_path: Path) -> None:
     with engine.connect() as conn:
         rows = conn.execute(sa.text("SELECT id, status FROM updaterun ORDER BY id")).all()
     assert rows == [(1, "failed"), (2, "running")]
+
+
+def test_the_migration_files_name_the_head_alembic_names() -> None:
+    from alembic.script import ScriptDirectory
+
+    from core.store.db import alembic_config, migration_head
+
+    head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+    assert migration_head() == head
+
+
+def test_an_up_to_date_database_opens_without_alembic(tmp_path: Path) -> None:
+    """Every command opens the database: one at the newest schema is checked by its
+    ``alembic_version`` row, and alembic is loaded only for a database to migrate."""
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    probe = (
+        "import sys; from core.store.db import get_engine; get_engine({url!r}); "
+        "print('alembic' in sys.modules)"
+    )
+    root = Path(__file__).resolve().parents[1]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", probe.format(url=url)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for _ in range(2)
+    ]
+    assert runs == ["True", "False"]  # made and migrated; then only opened

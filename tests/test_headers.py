@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from core.domain import headers
 from core.domain.claim_diff import normalise
 from core.domain.header_blocks import header_blocks
 from core.domain.headers import MAX_VALUE_CHARS, front_matter, read_rfc822, split_front_matter
@@ -192,3 +195,35 @@ def test_yaml_aliases_cannot_blow_a_value_up() -> None:
     fields = header_fields(page)
     assert fields["a"] == ", ".join(["x"] * 9)
     assert MAX_VALUE_CHARS - 2 <= len(fields["h"]) <= MAX_VALUE_CHARS  # 9**8 items, cut
+
+
+# --------------------------------------------------------------------------- unfolding
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(  # mostly values the fast path takes, some it leaves to the parser
+                st.text(alphabet=" \t=?:;,()\"'abcXYZ019-", max_size=30),
+                st.text(alphabet=st.characters(max_codepoint=0x2100), max_size=30),
+            ),
+            min_size=1,
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_plain_values_unfold_as_the_parser_unfolds_them(groups: list[list[str]]) -> None:
+    """The fast path for one-line printable values gives what ``email.parser`` gives."""
+    groups = [[line.replace("\n", " ") for line in lines] for lines in groups]
+    assert headers._unfold(groups) == headers._parse_values(groups)
+
+
+def test_a_plain_value_loses_only_its_leading_blanks() -> None:
+    assert headers._unfold([["  Final  "], ["a\tb"], ["=?utf-8?q?caf=C3=A9?="]]) == [
+        "Final  ",
+        "a\tb",
+        "café",
+    ]

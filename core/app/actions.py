@@ -21,31 +21,32 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm.exc import StaleDataError
 
 from core.app.cli_results import Created, Deleted, Imported, Reviewed, SettingsShown, Updated
-from core.app.export import export_version, version_markdown
-from core.app.importer import import_report
 from core.app.report_deletion import delete_report, deletion_message, deletion_preview
 from core.app.services import report_rows
-from core.bench.output import write_outputs
-from core.bench.runner import BenchConfig, planned_steps, run_bench
-from core.bench.truth import QuerySpec, load_queries
 from core.domain.report_settings import WRITERS, ReportSettings, writer_name
 from core.engine.creation import create_report, create_result
 from core.engine.review import commit_run, decide, get_run, proposals_of, run_result
 from core.engine.schedule import save_report_settings
 from core.engine.update import resume_run, update_report
 from core.errors import EvergreenError
-from core.sources.corpus import Corpus
 from core.sources.registry import check_source
 from core.states import Decision, RunStatus
 from core.store.db import session_scope
 from core.store.report_archive import archive_report, archived_report_ids, unarchive_report
 from core.store.repository import get_report
-from core.workspace import load_sample
+
+if TYPE_CHECKING:
+    from core.bench.runner import BenchConfig
+    from core.bench.truth import QuerySpec
+
+# The importer, the exports, the sample and the benchmark are imported by the actions that
+# use them: every command loads this module, and they cost it 0.8 s of its 1.4 s
+# (``python -X importtime -c "import core.app.actions"``, issue 42).
 
 ReportRef = int | str  # a report's id, or its exact title
 
@@ -62,6 +63,8 @@ def import_markdown(
 ) -> Imported:
     """Version 1 of a new report from a Markdown report written elsewhere. A file
     imported before is refused (``DuplicateImportError``) unless ``allow_duplicate``."""
+    from core.app.importer import import_report
+
     source = check_source(source)
     with session_scope() as session:
         _report, summary = import_report(
@@ -258,6 +261,8 @@ def report_list(*, include_archived: bool = False) -> list[dict[str, Any]]:
 
 def markdown(report: ReportRef, version: int | None = None) -> str:
     """A version of a report (default: the current one) as Markdown, with its version line."""
+    from core.app.export import version_markdown
+
     with session_scope() as session:
         return version_markdown(
             session, get_report(session, report), version, with_version_line=True
@@ -309,12 +314,16 @@ def settings(report: ReportRef, **changes: Any) -> tuple[SettingsShown, list[str
 
 def export(report: ReportRef, output: Path, *, fmt: str = "md", version: int | None = None) -> Path:
     """Write a version of a report to a Markdown or PDF file; returns its path."""
+    from core.app.export import export_version
+
     with session_scope() as session:
         return export_version(session, get_report(session, report), output, fmt=fmt, number=version)
 
 
 def demo() -> dict[str, Any]:
     """Load the sample workspace (sample corpus and a sample report), once."""
+    from core.workspace import load_sample
+
     with session_scope() as session:
         return load_sample(session)
 
@@ -348,6 +357,10 @@ def plan_bench(
 ) -> BenchPlan:
     """Check a benchmark's options (one clear message for a wrong one) and plan it: the
     questions of ``queries`` (bare ids resolved in ``corpus``) over each year of the range."""
+    from core.bench.runner import BenchConfig, planned_steps
+    from core.bench.truth import load_queries
+    from core.sources.corpus import Corpus
+
     if task not in ("sst", "lct", "both"):
         raise EvergreenError(f"Unknown task {task!r}: choose sst, lct or both.")
     chosen = writer_name(writer)  # the same names as everywhere (llm: openai's old name)
@@ -389,5 +402,8 @@ def plan_bench(
 def bench(plan: BenchPlan, on_step: Callable[[], None] | None = None) -> str:
     """Run a planned benchmark and write its results (results.json, table.md,
     charts.html) into its output folder; returns the one-line summary."""
+    from core.bench.output import write_outputs
+    from core.bench.runner import run_bench
+
     records = run_bench(plan.specs, plan.config, on_step=on_step)
     return write_outputs(Path(plan.config.out), records, asdict(plan.config))

@@ -167,7 +167,11 @@ def same_paragraph(content: str, first: str, second: str) -> bool:
     return not _PARAGRAPH_BREAK.search(content, end, start)
 
 
+@lru_cache(maxsize=100_000)
 def stem(word: str) -> str:
+    """``word`` without its commonest English inflection ("activations" → "activ",
+    "policies" → "policy"). Cached: a page's words repeat, and an update stems every
+    page of its pool (issue 42)."""
     for suffix in ("ations", "ation", "ings", "ing", "ies", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)] + ("y" if suffix == "ies" else "")

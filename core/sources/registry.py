@@ -10,8 +10,6 @@ from core.settings import get_settings
 from core.source_spec import SourceSpec
 from core.sources.base import Fetcher, SearchProvider
 from core.sources.corpus import Corpus
-from core.sources.tavily import RawContentCache, TavilySearch
-from core.sources.web import WebFetcher
 from core.workspace import ensure_sample_corpus
 
 
@@ -47,7 +45,11 @@ def providers_for(source: str | SourceSpec) -> Providers:
 
 def web_providers() -> Providers:
     """Tavily search + crawl4ai fetching, sharing the pages a search returns in full.
-    Not temporal: the web is fetched as it is now."""
+    Not temporal: the web is fetched as it is now. (Imported here: a corpus report's
+    commands need neither client, and they cost every command 0.2 s to load.)"""
+    from core.sources.tavily import RawContentCache, TavilySearch
+    from core.sources.web import WebFetcher
+
     settings = get_settings()
     cache = RawContentCache()
     search = TavilySearch.from_settings(settings, cache)  # a clear error without a key

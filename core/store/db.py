@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError, StatementError
@@ -28,6 +26,9 @@ from core import config
 from core.errors import EvergreenError
 from core.redact import redact_credentials
 from core.store.models import Citation, Claim, ReportVersion, Section
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -62,6 +63,8 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DB-API conne
 
 
 def alembic_config(url: str) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
@@ -97,6 +100,12 @@ def _migrate(engine: Engine, url: str) -> None:
     keys enforced, dropping a table that other rows point at fails. SQLite's documented
     procedure is followed: enforcement off outside the transaction, the migrations, then
     ``PRAGMA foreign_key_check`` before the commit, and enforcement back on."""
+    if _at_head(engine):
+        return
+    from alembic import command  # loading alembic costs a command 0.2 s: only to migrate
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
     sqlite = engine.dialect.name == "sqlite"
     cfg = alembic_config(url)
     head = ScriptDirectory.from_config(cfg).get_current_head()
@@ -125,6 +134,39 @@ def _migrate(engine: Engine, url: str) -> None:
             if sqlite:
                 conn.exec_driver_sql("PRAGMA foreign_keys=ON")
                 conn.commit()
+
+
+_REVISION = re.compile(r"^(down_)?revision\b[^=]*=\s*(.+)$", re.M)
+_QUOTED = re.compile(r"[\"']([^\"']+)[\"']")
+
+
+def migration_head() -> str | None:
+    """The newest migration's revision, read from the migration files' own
+    ``revision`` / ``down_revision`` lines (alembic's ScriptDirectory reads the same;
+    ``test_db.py`` holds the two to the same answer); None when they do not name a
+    single head, and alembic decides."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in (MIGRATIONS / "versions").glob("*.py"):
+        for down, value in _REVISION.findall(path.read_text(encoding="utf-8")):
+            (parents if down else revisions).update(_QUOTED.findall(value))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def _at_head(engine: Engine) -> bool:
+    """Is the database at the newest migration? Read without loading alembic: its
+    ``alembic_version`` row against :func:`migration_head`. Anything else (a new
+    database, an older one, a head the files do not name) is alembic's to decide."""
+    head = migration_head()
+    if head is None:
+        return False
+    try:
+        with engine.connect() as conn:
+            rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+    except DatabaseError:
+        return False  # no such table yet (a new database), or a damaged one: alembic says
+    return [row[0] for row in rows] == [head]
 
 
 _DAMAGED = ("file is not a database", "malformed", "disk i/o error", "file is encrypted")

@@ -299,3 +299,40 @@ def test_a_resumed_update_of_an_unresolved_import_fetches_nothing_twice(
     after = _fetches_by_stage(run_id)
     assert after - before == Counter({"fetch": 4})  # only the new pages discovery found
     assert result["evidence"]["unchanged"] == 9 and result["evidence"]["material"] == 4
+
+
+# -- the baseline is starting over as of the same day ---------------------------------------
+QUESTION = "What are the costs and technologies of grid battery storage, and which policies apply?"
+
+
+def test_an_update_is_compared_with_starting_over_as_of_its_own_day(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report created in January is not what starting over in October costs: the
+    update is set against an estimate from the report's size (labelled so) until a
+    rebuild as of October exists, and then against that rebuild."""
+    from core.engine.creation import create_report
+
+    with session_scope() as session:
+        load_sample(session)
+    made = create_report(QUESTION, as_of=parse_as_of("2026-01-15"))
+    report = made["report_id"]
+    run_id = update_report(report, as_of=parse_as_of("2026-10-15"))["run_id"]
+    with session_scope() as session:
+        before = run_costs(session, run_id)["scratch"]
+    assert before["estimated"] and "estimate" in before["basis"]
+    assert f"run {made['run_id']}" not in before["basis"]  # not January's creation
+
+    rebuilt = create_report(QUESTION, as_of=parse_as_of("2026-10-15"), baseline_of=report)
+    with session_scope() as session:
+        run = session.get(UpdateRun, run_id)
+        run.summary = {k: v for k, v in run.summary.items() if k != SCRATCH_KEY}
+        session.add(run)
+        session.flush()
+        after = run_costs(session, run_id)["scratch"]
+        same_day = scratch_cost(session, report, parse_as_of("2026-10-15"))
+        january = scratch_cost(session, report, parse_as_of("2026-01-15"))
+    assert not after["estimated"]
+    assert after["basis"] == f"baseline report {rebuilt['report_id']} (run {rebuilt['run_id']})"
+    assert same_day["basis"] == after["basis"]
+    assert january["basis"] == f"this report's from-scratch research (run {made['run_id']})"

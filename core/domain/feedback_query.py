@@ -15,6 +15,7 @@ declares (dates, formats, authors) say when and by whom, not what about.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -56,8 +57,30 @@ def _doc_freq(pages: Iterable[tuple[str, str]]) -> Counter[str]:
     """How many of ``pages`` hold each word (stem)."""
     counts: Counter[str] = Counter()
     for title, text in pages:
-        counts.update(set(page_terms(title, page_body(text[:TEXT_CHARS]))))
+        counts.update(_page_words(title, text))
     return counts
+
+
+def _page_words(title: str, text: str) -> tuple[str, ...]:
+    """The distinct words (stems) of a page's title and head, without its header block.
+    Kept for the process by a digest of what they are read from: an update counts them
+    for every page of its pool and of the collection's sample, and from one update to
+    the next most of those pages are unchanged (a yearly chain spent 2.7 of its 27 s
+    here, issue 42)."""
+    head = text[:TEXT_CHARS]
+    key = hashlib.blake2b(f"{title}\0{head}".encode(errors="surrogatepass"), digest_size=16)
+    digest = key.digest()
+    words = _WORDS.pop(digest, None)
+    if words is None:
+        words = tuple(set(page_terms(title, page_body(head))))
+        while len(_WORDS) >= WORDS_CACHE:
+            _WORDS.pop(next(iter(_WORDS)))  # the least recently used
+    _WORDS[digest] = words  # most recently used last
+    return words
+
+
+WORDS_CACHE = 8192  # pages whose words a process keeps
+_WORDS: dict[bytes, tuple[str, ...]] = {}
 
 
 def _spellings(pages: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -9,6 +9,7 @@ each run of prose to the one sentence rule, :func:`core.domain.sentences.split_p
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from core.domain.hashing import normalise_newlines
 from core.domain.header_blocks import header_blocks
@@ -58,8 +59,18 @@ def split_sentences(text: str) -> list[str]:
     and is never sentence-split; the ``---`` delimiters, comments, ``<pre>`` tags and
     fences of a header block are dropped. Markup-only lines (rst under/overlines, table
     borders, transitions) are dropped and whitespace is collapsed. Deterministic and
-    regex-only.
+    regex-only. The units of the last few texts are kept: an update splits a changed
+    page's old text, which the update before split as new (issue 42).
     """
+    return list(_split_cached(text))
+
+
+@lru_cache(maxsize=256)
+def _split_cached(text: str) -> tuple[str, ...]:
+    return tuple(_split(text))
+
+
+def _split(text: str) -> list[str]:
     text = normalise_newlines(text)
     if text.startswith("\ufeff"):
         text = text[1:]

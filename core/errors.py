@@ -34,3 +34,9 @@ class RunBusyError(EvergreenError):
         self.report_id = report_id
         self.state = state
         self.kind = kind
+
+
+class StaleViewError(EvergreenError):
+    """A decision or a commit made on a view of a run that has changed since it was shown
+    (another tab, the command line): refused, nothing written; the message says what the
+    section is now, decided where and when."""

@@ -24,7 +24,7 @@ from core.app.view_text import esc
 from core.domain.labels import decision_label
 from core.engine import jobs
 from core.engine.review import get_run, proposals_of
-from core.errors import EvergreenError
+from core.errors import EvergreenError, StaleViewError
 from core.states import Action, Decision, RunStatus
 from core.store.db import session_scope
 from pages._shared import badge_html, run_action, show_error, unpin_versions
@@ -32,6 +32,7 @@ from pages._shared import badge_html, run_action, show_error, unpin_versions
 POLL_EVERY = 2.0  # seconds between the decision bars' looks at the run
 SEEN_KEY = "eg_review_seen"  # (run, status, decisions) as this tab last showed them
 FULL_RERUN_KEY = "eg_review_full_rerun"  # a decision changed what the whole page shows
+ERROR_KEY = "eg_review_error"  # (section key or None, message) of a refused decision
 
 
 # -- read models -----------------------------------------------------------------------------
@@ -97,21 +98,37 @@ def _pending(cards: list[dict[str, Any]]) -> int:
 
 
 # -- decisions -------------------------------------------------------------------------------
+def _seen(cards: list[dict[str, Any]]) -> dict[str, tuple[str, bool]]:
+    """Each section's state as drawn — handed back with a decision or a commit, which is
+    refused if the section changed since (another tab, the command line)."""
+    return {c["key"]: (str(c["decision"]), bool(c["edited"])) for c in cards}
+
+
 def _decide(run_id: int, **kwargs: Any) -> None:
-    """A decision from a card's button (a callback: it runs before the card reruns)."""
+    """A decision from a card's button (a callback: it runs before the card reruns).
+    Refused on a stale view: the notice goes on the card it was made on (or the first),
+    and the whole page redraws as the database has it."""
     try:
         done = actions.decide_on(run_id, **kwargs)
+    except StaleViewError as exc:
+        seen = kwargs.get("seen") or {}
+        st.session_state[ERROR_KEY] = (next(iter(seen)) if len(seen) == 1 else None, str(exc))
+        st.session_state[FULL_RERUN_KEY] = True
+        return
     except EvergreenError as exc:
-        st.session_state["eg_review_error"] = str(exc)
+        st.session_state[ERROR_KEY] = (None, str(exc))
         return
     if (done.pending_before == 0) != (done.pending_after == 0):  # Commit (im)possible now
         st.session_state[FULL_RERUN_KEY] = True
 
 
-def _shown_error() -> None:
-    message = st.session_state.pop("eg_review_error", None)
-    if message:
-        show_error(EvergreenError(message))
+def _shown_error(key: str) -> None:
+    """The notice of a refused decision, on the card it was made on (any card for one
+    made in a bar)."""
+    pending = st.session_state.get(ERROR_KEY)
+    if pending and pending[0] in (None, key):
+        del st.session_state[ERROR_KEY]
+        show_error(EvergreenError(pending[1]))
 
 
 def _plural(n: int, word: str) -> str:
@@ -153,8 +170,10 @@ def edit_box(run_id: int, c: dict[str, Any], *, primary: bool = False) -> None:
         height=220,
     )
 
+    shown = _seen([c])
+
     def save() -> None:
-        _decide(run_id, edits={key: st.session_state[f"edit:{key}"]})
+        _decide(run_id, edits={key: st.session_state[f"edit:{key}"]}, seen=shown)
 
     kind = "primary" if primary else "secondary"
     st.button("Save edit and approve", key=f"save:{key}", type=kind, on_click=save)
@@ -171,7 +190,7 @@ def _decision_pair(run_id: int, c: dict[str, Any], approve: str, reject_help: st
         type="primary",
         on_click=_decide,
         args=(run_id,),
-        kwargs={"approve": [key]},
+        kwargs={"approve": [key], "seen": _seen([c])},
     )
     b2.button(
         "Reject",
@@ -180,7 +199,7 @@ def _decision_pair(run_id: int, c: dict[str, Any], approve: str, reject_help: st
         help=reject_help,
         on_click=_decide,
         args=(run_id,),
-        kwargs={"reject": [key]},
+        kwargs={"reject": [key], "seen": _seen([c])},
     )
 
 
@@ -249,7 +268,7 @@ def card(run_id: int, key: str, editable: bool) -> None:
     drawn(run_id, c)
     editable = editable and status == RunStatus.AWAITING_REVIEW
     with st.container(border=True):
-        _shown_error()
+        _shown_error(key)
         _head(c)
         _body(c)
         if editable:
@@ -266,7 +285,7 @@ def _changed_elsewhere(run_id: int) -> tuple[list[dict[str, Any]], str]:
         decisions = _decisions(proposals_of(session, run_id))
     if seen is not None and seen != (run_id, status, decisions):
         st.rerun(scope="app")
-    return [{"key": k, "decision": d} for k, d, _ in decisions], status
+    return [{"key": k, "decision": d, "edited": e} for k, d, e in decisions], status
 
 
 @st.fragment(run_every=POLL_EVERY)
@@ -276,7 +295,7 @@ def top_bar(run_id: int) -> None:
     pending = _pending(decisions)
     c1, c2, c3 = st.columns([1, 1, 3])
     if c1.button("Approve all pending", key="approve_all", disabled=not pending):
-        _decide(run_id, approve_all=True)
+        _decide(run_id, approve_all=True, seen=_seen(decisions))
         st.rerun(scope="app")
     if c2.button("Cancel this run", key="drop_run"):
         run_action(jobs.cancel, run_id)
@@ -290,7 +309,7 @@ def commit_bar(run_id: int) -> None:
     cards, _status = current_cards(run_id)
     pending = _pending(cards)
     if st.button("Commit version", key="commit", type="primary", disabled=bool(pending)):
-        commit(run_id)
+        commit(run_id, _seen(cards))
     if pending:
         st.caption("Decide every pending section to commit.")
         return
@@ -302,9 +321,14 @@ def commit_bar(run_id: int) -> None:
     )
 
 
-def commit(run_id: int) -> None:
+def commit(run_id: int, seen: dict[str, tuple[str, bool]]) -> None:
+    """Commit the decisions as this page shows them (``seen``); if they changed since,
+    nothing is committed and the page redraws with the notice."""
     try:
-        number = actions.commit(run_id)
+        number = actions.commit(run_id, seen=seen)
+    except StaleViewError as exc:
+        st.session_state[ERROR_KEY] = (None, str(exc))
+        st.rerun(scope="app")
     except EvergreenError as exc:
         show_error(exc)
         return

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.helpers.browser import (
@@ -51,6 +52,14 @@ def cards_drawn(page: Page) -> tuple[int, int]:
         page.wait_for_timeout(100)
 
 
+def first_changed_reject(page: Page) -> Locator:
+    """The Reject button of the first card that proposes a change (the first with
+    Approve): the cards before it have Keep as is and Reject."""
+    names = [b.inner_text().strip() for b in page.get_by_role("button").all()]
+    pairs = [n for n in names if n in ("Approve", "Reject")]
+    return decisions(page, "Reject").nth(pairs[: pairs.index("Approve")].count("Reject"))
+
+
 def decide_once(button: Locator) -> None:
     """One click, and the card shows the decision (its button disabled)."""
     button.click()
@@ -86,5 +95,34 @@ def test_every_decision_in_a_second_tab_takes_one_click(
             for i in range(count):
                 expect(decisions(a, name).nth(i)).to_be_disabled(timeout=REDRAWN)
         expect(a.get_by_role("button", name="Commit version")).to_be_enabled()
+    finally:
+        server.close()
+
+
+def test_a_decision_on_a_view_another_tab_changed_is_refused(
+    open_page: Callable[[], Page], tmp_path: Path
+) -> None:
+    """Tab A's screen stops polling (its clock paused), so it still shows a section as
+    pending after tab B rejected it; A's Approve on it is refused with a notice that says
+    what the section is now, decided where and when, and the card redraws as rejected."""
+    home = sample_home(tmp_path, awaiting_review=True)
+    server = serve(home, tmp_path / "server.log")
+    url = next(server)
+    a, b = open_page(), open_page()
+    try:
+        a.clock.install()
+        open_screen(a, url, "review", "Review")
+        cards_drawn(a)
+        a.clock.pause_at(datetime.now(UTC) + timedelta(milliseconds=50))  # no more polls
+        open_screen(b, url, "review", "Review")
+        cards_drawn(b)
+        decide_once(first_changed_reject(b))
+        reject = first_changed_reject(a)
+        a.clock.resume()  # the click below reaches the server before A's next poll
+        decisions(a, "Approve").first.click()
+        notice = a.get_by_text("was rejected in the app at")
+        expect(notice).to_be_visible(timeout=ONE_CLICK)
+        expect(a.get_by_text("your decision was not saved")).to_be_visible()
+        expect(reject).to_be_disabled(timeout=REDRAWN)  # the card shows it as it is now
     finally:
         server.close()

@@ -16,7 +16,7 @@ the result" forms of create, rebuild, update and resume.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -30,7 +30,7 @@ from core.app.report_deletion import delete_report, deletion_message, deletion_p
 from core.app.services import report_rows
 from core.domain.report_settings import WRITERS, ReportSettings, writer_name
 from core.engine.creation import create_report, create_result
-from core.engine.review import commit_run, decide, get_run, proposals_of, run_result
+from core.engine.review import Seen, commit_run, decide, get_run, proposals_of, run_result
 from core.engine.schedule import save_report_settings
 from core.engine.update import resume_run, update_report
 from core.errors import EvergreenError
@@ -174,8 +174,11 @@ def decide_on(
     reject: Iterable[str] = (),
     approve_all: bool = False,
     edits: dict[str, str] | None = None,
+    seen: Mapping[str, Seen] | None = None,
+    via: str = "app",
 ) -> Decided:
-    """Approve, reject or edit proposals of a run awaiting review."""
+    """Approve, reject or edit proposals of a run awaiting review; ``seen``: each
+    section's state as the view showed it (a changed one refuses the decision)."""
     with _review(run_id) as session:
         before = sum(p.decision == Decision.PENDING for p in proposals_of(session, run_id))
         proposals = decide(
@@ -185,15 +188,18 @@ def decide_on(
             reject=reject,
             approve_all=approve_all,
             edits=edits,
+            seen=seen,
+            via=via,
         )
         after = sum(p.decision == Decision.PENDING for p in proposals)
     return Decided(before, after)
 
 
-def commit(run_id: int) -> int:
-    """Commit a decided run as the report's next version; returns its number."""
+def commit(run_id: int, *, seen: Mapping[str, Seen] | None = None, via: str = "app") -> int:
+    """Commit a decided run as the report's next version; returns its number. ``seen``:
+    the decisions as the view showed them (changed since: refused)."""
     with _review(run_id) as session:
-        return int(commit_run(session, get_run(session, run_id)).number)
+        return int(commit_run(session, get_run(session, run_id), seen=seen, via=via).number)
 
 
 def review(
@@ -203,14 +209,15 @@ def review(
     reject: Iterable[str] = (),
     approve_all: bool = False,
     commit: bool = False,
+    via: str = "app",
 ) -> Reviewed:
     """Decisions and, with ``commit``, the commit, in one transaction; then the run and
-    each section's proposal (``evergreen review``)."""
+    each section's proposal (``evergreen review``, ``via="cli"``)."""
     with _review(run_id) as session:
         run = get_run(session, run_id)
-        decide(session, run, approve=approve, reject=reject, approve_all=approve_all)
+        decide(session, run, approve=approve, reject=reject, approve_all=approve_all, via=via)
         if commit:
-            commit_run(session, run)
+            commit_run(session, run, via=via)
     with session_scope() as session:
         result = run_result(session, run_id)
         result["proposals"] = [

@@ -221,7 +221,12 @@ def review_cmd(
     from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
     result = actions.review(
-        run, approve=approve or [], reject=reject or [], approve_all=approve_all, commit=commit
+        run,
+        approve=approve or [],
+        reject=reject or [],
+        approve_all=approve_all,
+        commit=commit,
+        via="cli",
     )
     if as_json:
         print_json(as_json_data(result))

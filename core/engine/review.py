@@ -7,7 +7,7 @@ snapshot of its source. The commit is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlmodel import Session, col, select
@@ -20,7 +20,7 @@ from core.engine.claims import plan_commit
 from core.engine.costs import run_cost
 from core.engine.runs import set_status
 from core.engine.version_commit import SectionDraft, commit_version
-from core.errors import EvergreenError, NotFoundError
+from core.errors import EvergreenError, NotFoundError, StaleViewError
 from core.states import Action, Decision, RunStatus, SectionStatus
 from core.store.models import Report, ReportVersion, SectionProposal, Snapshot, UpdateRun
 from core.store.pool import pool_snapshots
@@ -51,6 +51,16 @@ def get_run(session: Session, run_id: int) -> UpdateRun:
     return run
 
 
+#: a section's state as a view showed it: (decision, edited by the analyst)
+Seen = tuple[str, bool]
+_DOORS = {"app": "in the app", "cli": "from the command line"}
+
+
+def state_of(proposal: SectionProposal) -> Seen:
+    """A proposal's state as a view shows it, to be handed back with a decision."""
+    return (str(proposal.decision), proposal.analyst_text is not None)
+
+
 def decide(
     session: Session,
     run: UpdateRun,
@@ -59,7 +69,14 @@ def decide(
     reject: Iterable[str] = (),
     approve_all: bool = False,
     edits: dict[str, str] | None = None,
+    seen: Mapping[str, Seen] | None = None,
+    via: str = "app",
 ) -> list[SectionProposal]:
+    """Approve, reject or edit proposals of a run awaiting review. ``seen``: the state of
+    each section as the view the decision was made on showed it (``state_of``); if one
+    of them changed since (another tab, the command line), nothing is decided and
+    StaleViewError says what it is now, decided where and when. ``via``: the door the
+    decision comes through, kept with it."""
     if run.status != RunStatus.AWAITING_REVIEW:
         raise EvergreenError(
             f"Run {run.id} is {run.status}; only a run awaiting review is decided."
@@ -72,7 +89,10 @@ def decide(
             f"Run {run.id} has no proposal for {', '.join(unknown)} "
             f"(sections: {', '.join(sorted(keys))})."
         )
+    refuse_if_stale(proposals, seen, "decision")
+    now = utcnow()
     for p in proposals:
+        before = state_of(p), p.analyst_text
         if p.key in set(reject):
             p.decision = Decision.REJECTED
         elif p.key in set(approve) or (approve_all and p.decision == Decision.PENDING):
@@ -80,19 +100,55 @@ def decide(
         if edits and p.key in edits:
             p.analyst_text = edits[p.key]
             p.decision = Decision.APPROVED
+        if (state_of(p), p.analyst_text) != before:
+            p.decided_at, p.decided_via = now, via
         session.add(p)
     session.flush()
     return proposals
 
 
-def commit_run(session: Session, run: UpdateRun, *, approve_all: bool = False) -> Any:
-    """Turn the run's decided proposals into the next immutable version.
+def refuse_if_stale(
+    proposals: Iterable[SectionProposal], seen: Mapping[str, Seen] | None, what: str
+) -> None:
+    """StaleViewError when a section's state differs from what ``seen`` says the view
+    showed: the first such section, what it is now, decided where and when."""
+    if not seen:
+        return
+    for p in proposals:
+        shown = seen.get(p.key)
+        if shown is None or tuple(shown) == state_of(p):
+            continue
+        now = str(p.decision) + (" with an edit" if p.analyst_text is not None else "")
+        when = (
+            f" {_DOORS.get(p.decided_via or '', 'elsewhere')} at {p.decided_at:%Y-%m-%d %H:%M} UTC"
+            if p.decided_at
+            else ""
+        )
+        raise StaleViewError(
+            f"\u201c{p.heading or p.key}\u201d was {now}{when}, after this page showed it "
+            f"{shown[0]}: your {what} was not saved. The page now shows it as it is; "
+            "decide again if you still want to."
+        )
+
+
+def commit_run(
+    session: Session,
+    run: UpdateRun,
+    *,
+    approve_all: bool = False,
+    seen: Mapping[str, Seen] | None = None,
+    via: str = "app",
+) -> Any:
+    """Turn the run's decided proposals into the next immutable version. ``seen``: the
+    decisions as the view the commit was asked on showed them; a commit on a view that
+    has changed since is refused (StaleViewError), as a decision is.
 
     The run's move to committed is a compare-and-set on its status (awaiting review), in
     the same transaction as the version: if a cancel got there first the flush fails with
     StaleDataError and no version is written."""
     _hold(session, run)
-    proposals = decide(session, run, approve_all=approve_all)
+    refuse_if_stale(proposals_of(session, run.id), seen, "commit")
+    proposals = decide(session, run, approve_all=approve_all, via=via)
     _refuse_pending(proposals)
     report = session.get(Report, run.report_id)
     parent = _parent_of_run(session, report, run)

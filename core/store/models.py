@@ -305,6 +305,9 @@ class SectionProposal(SQLModel, table=True):
     citations: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON))
     decision: Decision = Field(default=Decision.PENDING, sa_type=Vocabulary(Decision))
     analyst_text: str | None = Field(default=None, sa_column=Column(Text))
+    # the last decision or edit: when, and through which door ("app", "cli")
+    decided_at: datetime | None = None
+    decided_via: str | None = None
     flags: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     # each claim of old_text re-checked against the newest snapshots (core.engine.claims)
     claims: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))

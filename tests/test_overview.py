@@ -3,6 +3,7 @@ sections cite — every row cited and anchored, rebuilt first when a status chan
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 from sqlmodel import Session, select
@@ -16,10 +17,13 @@ from core.engine.overview import (
     KEY_FACTS_KEY,
     OVERVIEW_KEY,
     FactRow,
+    Since,
     derived_sections,
     fact_rows,
     key_facts_body,
+    status_changes,
     status_count,
+    table_statuses,
 )
 from core.engine.review import commit_run, get_run, proposals_of
 from core.engine.update import update_report
@@ -232,6 +236,56 @@ def test_a_report_opens_with_its_answer_and_key_facts_and_updates_revise_them_fi
     table = next(sec.body for sec in doc.sections if sec.key == KEY_FACTS_KEY)
     assert "Final [" in table and "| Widget layout | Draft" not in table
     assert all(markers for _p, _s, markers in cited_sentences(table))
+    # the overview says what changed since the version updated, the change as a claim
+    overview = next(sec for sec in doc.sections if sec.key == OVERVIEW_KEY)
+    assert "**Declared status changes, 2024-02-01 → 2024-07-01:**" in overview.body
+    assert "- Widget layout — Status: Final [" in overview.body
+    assert "On 2024-02-01 this report had: Draft." in overview.body
+    assert "Widget signing — Status" not in overview.body  # unchanged: not listed
+    with session_scope() as s:
+        version = get_version(s, get_report(s, made["report_id"]))
+        change = [
+            c
+            for c in s.exec(
+                select(Claim)
+                .join(Section, Claim.section_id == Section.id)
+                .where(Section.version_id == version.id, Section.key == OVERVIEW_KEY)
+            )
+            if "Status: Final" in c.sentence
+        ]
+        assert change and all(c.state == "supported" for c in change)
+
+
+def test_the_statuses_a_key_facts_table_shows_are_read_back_from_it() -> None:
+    rows = [
+        FactRow(3, "Widgets", "Accepted", "24-Oct-2023"),
+        FactRow(5, "Gadgets", "Final", ""),
+        FactRow(9, "Plant", "In construction since 14 September 2026", ""),
+    ]
+    for table in (key_facts_body(rows), key_facts_body(rows[1:])):
+        read = table_statuses(table)
+        assert read[5] == "Final" and read[9].startswith("In construction")
+    assert table_statuses(key_facts_body(rows))[3].startswith("Accepted")
+    assert table_statuses(key_facts_body([rows[0], rows[1], rows[1]]))  # one column or two
+    assert table_statuses("Some prose [3].\n\n- a list item [4].") == {}
+
+
+def test_status_changes_list_only_what_changed_with_the_value_the_report_had() -> None:
+    rows = [
+        FactRow(1, "Widgets", "Final", "", "status"),
+        FactRow(2, "Gadgets", "Draft", ""),
+        FactRow(3, "Plant", "In construction since 14 September 2026", ""),
+        FactRow(4, "New thing", "Draft", ""),
+    ]
+    since = Since(date(2024, 2, 1), {1: "Draft", 2: "Draft", 3: "In construction"})
+    text = status_changes(rows, since, date(2024, 7, 1))
+    assert text.splitlines() == [
+        "**Declared status changes, 2024-02-01 → 2024-07-01:**",
+        "",
+        "- Widgets — status: Final [1]. On 2024-02-01 this report had: Draft.",
+    ]  # the page's own label; a date added to a status is no change; a new row is none
+    assert status_changes(rows, None, date(2024, 7, 1)) == ""
+    assert status_changes(rows[1:2], since, date(2024, 7, 1)) == ""
 
 
 def test_a_key_facts_row_is_supported_by_the_declarations_even_without_the_title() -> None:

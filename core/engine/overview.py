@@ -58,6 +58,7 @@ class FactRow:
     item: str
     status: str
     since: str
+    label: str = "Status"  # the page's own name for the field ("Status", "status", "Stage")
 
 
 def _status(facts: Sequence[KeyFact]) -> KeyFact | None:
@@ -107,7 +108,9 @@ def fact_rows(order: Sequence[int], pages: Mapping[int, tuple[str, str]]) -> lis
         status = _status(facts)
         if status is None:
             continue
-        rows.append(FactRow(marker, _item(title), _status_value(status), _since(facts)))
+        rows.append(
+            FactRow(marker, _item(title), _status_value(status), _since(facts), status.label)
+        )
     return rows[:MAX_ROWS]
 
 
@@ -325,9 +328,65 @@ def answer_sentences(
     return picks
 
 
-def overview_body(rows: Sequence[FactRow], sentences: Sequence[str]) -> str:
+def overview_body(rows: Sequence[FactRow], sentences: Sequence[str], changes: str = "") -> str:
     parts = [p for p in [status_count(rows), *sentences] if p]
-    return " ".join(parts)
+    return "\n\n".join(p for p in (" ".join(parts), changes) if p)
+
+
+@dataclass(frozen=True)
+class Since:
+    """The version an update starts from, as its key-facts table stood then: the date it
+    was as of, and marker → the status its table showed (``table_statuses``)."""
+
+    as_of: date
+    statuses: Mapping[int, str]
+
+
+_ROW = re.compile(
+    r"^\|\s*(?P<item>[^|]*?)\s*\|\s*(?P<cell>[^|]*?)\s*\[(?P<marker>\d+)\]\s*"
+    r"(?:\|[^|]*)?\|\s*$"
+)
+_SINCE_TAIL = re.compile(r"\s+since\s+\S.*$")
+
+
+def table_statuses(body: str) -> dict[int, str]:
+    """marker → status, read back from a key-facts body this module wrote (its table's
+    rows "| item | status [m] | since |"); the rows under the table are not read."""
+    out: dict[int, str] = {}
+    for line in body.splitlines():
+        m = _ROW.match(line.strip())
+        if m is not None and not line.startswith("| ---"):
+            out.setdefault(int(m.group("marker")), m.group("cell").strip())
+    return out
+
+
+def _bare(status: str) -> str:
+    """A status as compared across versions: without a "since …" tail (a table writes the
+    decision date in the cell or in its own column), spaces and case."""
+    return " ".join(_SINCE_TAIL.sub("", status).split()).casefold()
+
+
+def status_changes(rows: Sequence[FactRow], since: Since | None, as_of: date | None) -> str:
+    """The items whose declared status changed since the version an update starts from:
+    a dated heading, then per item its declaration now — "Item — Status: Final [3]", a
+    claim checked against the line that declares it like any other — and what the table
+    said then (the report's own earlier text, not a source's). '' when none changed."""
+    if since is None:
+        return ""
+    lines = []
+    for row in rows:
+        before = since.statuses.get(row.marker)
+        if before is None or _bare(before) == _bare(row.status):
+            continue
+        was = _SINCE_TAIL.sub("", before).strip(" .")
+        lines.append(
+            f"- {row.item} — {row.label}: {row.status} [{row.marker}]. "
+            f"On {since.as_of.isoformat()} this report had: {was}."
+        )
+    if not lines:
+        return ""
+    span = f"{since.as_of.isoformat()} → {as_of.isoformat()}" if as_of else "since then"
+    return f"**Declared status changes, {span}:**\n\n" + "\n".join(lines)
 
 
 def derived_sections(
@@ -335,16 +394,19 @@ def derived_sections(
     pages: Mapping[int, tuple[str, str]],
     scorer: Callable[[str], Scorer] | None = None,
     as_of: date | None = None,
+    since: Since | None = None,
 ) -> list[SectionDoc]:
     """The overview and key-facts sections for a report whose own sections are
     ``sections`` (derived ones among them are ignored) and whose cited pages are
-    ``pages`` (marker → (title, content), as of the version, ``as_of``)."""
+    ``pages`` (marker → (title, content), as of the version, ``as_of``). ``since``: the
+    version an update starts from; the overview lists what changed since."""
     own = [s for s in sections if s.key not in DERIVED_KEYS]
     order = [m for s in own for m in s.markers]
     rows = fact_rows(order, pages)
     out = []
     current = {row.marker: row.status for row in rows}
-    body = overview_body(rows, answer_sentences(own, scorer, current))
+    changes = status_changes(rows, since, as_of)
+    body = overview_body(rows, answer_sentences(own, scorer, current), changes)
     if body:
         out.append(SectionDoc(OVERVIEW_KEY, OVERVIEW_HEADING, 2, body))
     table = key_facts_table(rows, cited_pages(order, pages), as_of)

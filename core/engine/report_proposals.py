@@ -5,7 +5,8 @@ and key facts rebuilt from the proposed sections and the newest snapshots."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
+from datetime import date
 from typing import Any
 
 from core.domain.expectations import past_due_notes
@@ -21,11 +22,13 @@ from core.engine.evidence import Checked, Found
 from core.engine.overview import (
     DERIVED_KEYS,
     KEY_FACTS_KEY,
+    Since,
     cited_pages,
     derived_sections,
     fact_rows,
     key_facts_body,
     past_due_rows,
+    table_statuses,
 )
 from core.engine.rationales import corrections, draft_flags, sources_fit
 from core.engine.run_work import call_writer
@@ -233,10 +236,12 @@ def propose_derived(
     checks: dict[str, list[dict[str, Any]]],
     order: dict[str, int],
     collection: object = None,
+    since: date | None = None,
 ) -> list[SectionProposal]:
     """The overview and key-facts sections rebuilt from the proposed sections and the
     newest snapshots: kept when they come out the same, revised, added or removed.
-    ``collection``: where the pages come from (relevance is centred on it)."""
+    ``collection``: where the pages come from (relevance is centred on it); ``since``:
+    the date of the version updated (the overview lists the statuses changed since)."""
     quiet = all(p.action == Action.KEEP for p in proposals) and not found
     have = {s.key: s for s in existing}
     docs = [
@@ -259,6 +264,7 @@ def propose_derived(
             pages,
             lambda h: Relevance(f"{h}: {question}", collection, as_asked=True).scores,
             as_of=run.as_of.date(),
+            since=_since(have, since),
         )
     }
     out = []
@@ -279,6 +285,14 @@ def propose_derived(
             )
         )
     return out
+
+
+def _since(have: Mapping[str, Any], as_of: date | None) -> Since | None:
+    """The version updated, as its key-facts table stood (None: no table, or no date)."""
+    table = have.get(KEY_FACTS_KEY)
+    if table is None or as_of is None:
+        return None
+    return Since(as_of, table_statuses(table.body))
 
 
 def _quiet_derived(

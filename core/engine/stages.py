@@ -362,6 +362,7 @@ def propose_stage(u: Update) -> None:
         },
         {s.key: k for k, s in enumerate(sections)},
         collection=u.providers.search,
+        since=u.base.as_of.date(),
     ):
         u.session.add(proposal)
         u.proposals.append(proposal)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.errors import EvergreenError
-from core.workspace import SAMPLE_CORPUS
+
+SAMPLE_CORPUS = "sample"  # the corpus a "sample" source reads (core.sources.sample_corpus)
 
 SourceKind = Literal["sample", "corpus", "web"]
 CORPUS_PREFIX = "corpus:"

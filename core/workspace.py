@@ -7,11 +7,20 @@ from typing import Any
 from sqlmodel import Session, select
 
 from core import config
+from core.app.importer import import_report, read_markdown_file
 from core.dates import parse_as_of
-from core.errors import NotFoundError
+from core.source_spec import SAMPLE_CORPUS
+from core.sources.sample_corpus import ensure_sample_corpus
 from core.store.models import Report
 
-SAMPLE_CORPUS = "sample"
+__all__ = [
+    "SAMPLE_AS_OF",
+    "SAMPLE_CORPUS",
+    "SAMPLE_QUESTION",
+    "ensure_sample_corpus",
+    "load_sample",
+]
+
 SAMPLE_QUESTION = (
     "Where does grid-scale battery energy storage stand: which technologies, what costs, "
     "which deployments, and which policies shape it?"
@@ -19,22 +28,8 @@ SAMPLE_QUESTION = (
 SAMPLE_AS_OF = "2026-01-15"
 
 
-def ensure_sample_corpus() -> dict[str, Any]:
-    """Import the sample pages into the ``sample`` corpus (idempotent)."""
-    # lazy: a cycle (the source registry makes the sample corpus)
-    from core.sources.corpus import add_corpus
-
-    pages = config.sample_dir() / "pages"
-    if not pages.is_dir():
-        raise NotFoundError(f"The sample workspace is missing ({pages}); reinstall Evergreen.")
-    return add_corpus(SAMPLE_CORPUS, pages).as_dict()
-
-
 def load_sample(session: Session) -> dict[str, Any]:
     """Load the sample corpus and import the sample report, unless already there."""
-    # lazy: a cycle (the importer reads source specs)
-    from core.app.importer import import_report, read_markdown_file
-
     corpus = ensure_sample_corpus()
     existing = session.exec(select(Report).where(Report.source == "sample")).first()
     if existing is not None:

@@ -13,12 +13,12 @@ from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col
 
 from core import faults
-from core.app.cost_views import SCRATCH_KEY, scratch_baseline
 from core.dates import utcnow
 from core.engine.costs import CostMeter, metering
 from core.engine.run_liveness import worker_id
 from core.engine.run_stops import RunCancelled, RunInterrupted, RunLost, RunStopped
 from core.engine.runs import end_failed, fail_run, interrupt_run, set_status, state_now
+from core.engine.scratch import SCRATCH_KEY, scratch_baseline
 from core.errors import EvergreenError
 from core.states import RunKind, RunStatus
 from core.store.db import session_scope

@@ -10,7 +10,7 @@ from core.settings import get_settings
 from core.source_spec import SourceSpec
 from core.sources.base import Fetcher, SearchProvider
 from core.sources.corpus import Corpus
-from core.workspace import ensure_sample_corpus
+from core.sources.sample_corpus import ensure_sample_corpus
 
 
 @dataclass

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from core.domain.citations import cited_markers, closed_code_spans
 from core.domain.declared_fields import stated_fields
 from core.domain.facets import Facet, subject_of
-from core.domain.keyfacts import header_fields
+from core.domain.keyfacts import declared_line
 from core.domain.passages import sentence_key
 from core.domain.prune import is_fact_line
 from core.domain.report_render import escape_heading_lines
@@ -46,7 +46,6 @@ from core.writers.outline_clusters import (
 from core.writers.revision import merge_summaries, revise_sentence, supersedes
 from core.writers.sentence_choice import select_sentences
 
-FACT_FIELDS = ("status", "type", "created", "python-version")
 _CLAUSE_SPLIT = re.compile(r"[:;?,()]|\b(?:and|or|which|what|how|while|whether)\b", re.I)
 
 
@@ -238,13 +237,11 @@ class OfflineWriter:
 
 # -- helpers --------------------------------------------------------------------------
 def fact_sentence(ev: Evidence) -> str | None:
-    """A one-line summary of a source's header fields (status, type, dates), if any."""
-    fields = header_fields(ev.content)
-    facts = [f"{k.capitalize()}: {fields[k]}" for k in FACT_FIELDS if fields.get(k)]
-    if not fields.get("status") or not facts:
-        return None
-    title = clean_inline(ev.title) or ev.url
-    return f"{title} — {'; '.join(facts)}."
+    """A one-line summary of what a source declares of itself — its status or stage, and
+    its other lifecycle fields (versions, milestones, dates, what replaced it), under the
+    page's own labels and whatever the fields are called (``declared_line``) — if it
+    declares a status or stage."""
+    return declared_line(clean_inline(ev.title) or ev.url, ev.content)
 
 
 def _paragraph(ev: Evidence, sentences: list[str]) -> str:

@@ -8,7 +8,7 @@ from core.domain.citations import cited_markers
 from core.domain.sentences import name_page, points_in_page, refers_back, self_reference
 from core.states import ClaimOutcome
 from core.writers.base import ClaimUpdate, Evidence
-from core.writers.offline import OfflineWriter, _cite
+from core.writers.offline import OfflineWriter, _cite, fact_sentence
 
 QUESTION = "Which companies operate grid battery storage, and how large are they?"
 PAGE = (
@@ -516,3 +516,21 @@ def test_a_sentence_pointing_at_code_is_not_quoted_nor_brought_as_an_antecedent(
     body = _operators(page, sentences=4)
     assert "sharing one inverter" in body
     assert "code above" not in body and "With that optimization" not in body
+
+
+def test_the_status_line_states_every_lifecycle_field_under_the_pages_own_labels() -> None:
+    """No field name is written in: a YAML front matter's status, stage and milestones
+    reach the line as the page labels them; a page declaring no status or stage has
+    none."""
+    page = (
+        "---\ntitle: Graceful Node Shutdown\nowning-sig: sig-node\nstatus: implementable\n"
+        "creation-date: 2020-05-13\nstage: beta\nlatest-milestone: \"v1.21\"\n---\n\n"
+        "# Graceful Node Shutdown\n\nThe kubelet delays node shutdown.\n"
+    )
+    line = fact_sentence(Evidence(1, "https://ex.org/kep", "Graceful Node Shutdown", page))
+    assert line == (
+        "Graceful Node Shutdown — status: implementable; creation-date: 2020-05-13; "
+        "stage: beta; latest-milestone: v1.21."
+    )
+    bare = "---\ntitle: Notes\nauthor: someone\n---\n\nText.\n"
+    assert fact_sentence(Evidence(2, "https://ex.org/n", "Notes", bare)) is None

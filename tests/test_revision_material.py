@@ -173,3 +173,26 @@ def test_a_new_source_is_shown_its_words_not_its_header_or_addresses() -> None:
     assert "declares: Status: Accepted" in bundle
     assert "Command plugins extend the package manager with custom actions" in bundle
     assert "Bertelrud" not in bundle and "https://" not in bundle.split("---", 1)[1]
+
+
+def test_a_rewrite_keeps_the_fields_the_sentence_stated_that_did_not_change() -> None:
+    """A sentence gave a project's size and status; the status changed, the size did not:
+    the line that replaces it states both, and a long "Label: text" list item is prose."""
+    from core.writers.revision import _quoted
+
+    update = ClaimUpdate(
+        sentence="Copperline, a proposed 300 MW / 1,200 MWh project, awaits a decision [8].",
+        marker=8,
+        outcome="edited",
+        passages=(("- Status: Awaiting planning decision", "- Status: Approved"),),
+        title="Copperline Storage Park",
+        intact=(
+            "- Capacity: 300 MW / 1,200 MWh",
+            "- Status: Awaiting planning decision",
+            "- Higher deposits: developers would pay a study deposit of $5,000 per MW, up "
+            "from a flat $75,000 per request, with part of it forfeited on withdrawal",
+        ),
+    )
+    assert _quoted(update) == [
+        "Copperline Storage Park — Capacity: 300 MW / 1,200 MWh; Status: Approved [8]."
+    ]

@@ -74,6 +74,8 @@ def test_first_update_revises_kestrel_copperline_tessaly_and_the_draft_rules(sam
     assert "approved" in copperline
     assert "awaiting a planning board decision" not in copperline
     assert not re.search(r"\ba proposed\b", copperline)
+    # its size did not change: the revision that states the new status keeps saying it
+    assert "300 mw / 1,200 mwh" in copperline
     tessaly = " ".join(_sentences_citing(sample, 4))
     assert "The Tessaly Storage Price Index" in tessaly  # the subject is kept
     assert "$134/kWh in Q1 2026" in tessaly and "$142/kWh in Q4 2025, down from" not in tessaly
@@ -102,6 +104,7 @@ def test_later_updates_revise_aerc_harrow_bay_tarnwick_and_the_forecast(sample: 
     # is theirs), yet the cap it took from the page changed: it is revised all the same
     credit = " ".join(_sentences_citing(sample, _marker_for(sample, "storage-investment-credit")))
     assert "cap of $2.0 billion" in credit
+    assert "300 MW / 1,200 MWh" in " ".join(_sentences_citing(sample, 8))  # Copperline's size
     _assert_every_claim_holds(sample)
 
 

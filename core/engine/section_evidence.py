@@ -60,6 +60,12 @@ def claim_updates(checks: list[dict[str, Any]], by_marker: dict[int, Checked]) -
         passages = tuple((p["old"], p.get("new")) for p in c.get("passages", []))
         if not passages and c["outcome"] == ClaimOutcome.GONE:
             passages = tuple((s.get("exact", ""), None) for s in c.get("selectors", []))
+        changed = {old for old, _new in passages}
+        intact = tuple(
+            exact
+            for s in c.get("selectors", [])
+            if (exact := s.get("exact")) and exact not in changed
+        )
         out.append(
             ClaimUpdate(
                 sentence=str(c["sentence"]),
@@ -70,6 +76,7 @@ def claim_updates(checks: list[dict[str, Any]], by_marker: dict[int, Checked]) -
                 if src is not None and src.kind == ChangeKind.GONE
                 else tuple(d for p in c.get("passages", []) for d in p["differences"]),
                 title=title,
+                intact=intact if src is not None and src.kind != ChangeKind.GONE else (),
             )
         )
     return out

@@ -75,6 +75,9 @@ class ClaimUpdate:
     passages: tuple[tuple[str, str | None], ...] = ()
     differences: tuple[str, ...] = ()  # "100 MW / 400 MWh → 160 MW / 650 MWh"
     title: str = ""  # the cited page's title
+    # the sentence's other passages, still on the page as they were (a size beside a
+    # changed status): what a rewrite keeps saying
+    intact: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -161,11 +161,29 @@ def _cite(text: str, markers: Sequence[int]) -> str:
     return f"{text} {format_citation(markers)}."
 
 
+FIELD_VALUE_CHARS = 80  # a longer "Label: text" line is prose, not a declared value
+
+
 def _quoted(update: ClaimUpdate) -> list[str]:
-    """What the source now says in place of the changed passages, as cited sentences."""
+    """What the source now says in place of the changed passages, as cited sentences: its
+    changed fields as one line with the fields the sentence stated that the page still
+    declares as they were (a revision keeps a project's size beside its new status), then
+    its changed prose."""
     title = clean_inline(update.title).strip(" .") or "The source"
     fields: list[str] = []
     prose: list[str] = []
+    changed = {
+        field[0].casefold()
+        for old, _new in update.passages
+        if (field := field_of(clean_inline(old).lstrip("-*+• ")))
+    }
+    for exact in update.intact:  # what the sentence said that the page still declares
+        field = field_of(clean_inline(exact).lstrip("-*+• ").strip())
+        if field is None or field[0].casefold() in changed:
+            continue
+        value = field[1].replace("**", "").strip(" .")
+        if len(value) <= FIELD_VALUE_CHARS:  # a value, not a list item's sentence
+            fields.append(f"{field[0]}: {value}")
     for _old, new in update.passages:
         if new is None:
             continue

@@ -27,7 +27,7 @@ from core.engine.review import get_run, proposals_of
 from core.errors import EvergreenError, StaleViewError
 from core.states import Action, Decision, RunStatus
 from core.store.db import session_scope
-from pages._shared import badge_html, run_action, show_error, unpin_versions
+from pages._shared import actor, badge_html, run_action, show_error, unpin_versions
 
 POLL_EVERY = 2.0  # seconds between the decision bars' looks at the run
 SEEN_KEY = "eg_review_seen"  # (run, status, decisions) as this tab last showed them
@@ -71,9 +71,19 @@ def current_cards(run_id: int) -> tuple[list[dict[str, Any]], str]:
             card["decision"] = p.decision
             card["decision_label"] = decision_label(p.decision)
             card["edited"] = p.analyst_text is not None
+            card["decided"] = decided_note(p)
             card["stale_on_commit"] = _stale_on_commit(p, card)
             out.append(card)
     return out, status
+
+
+def decided_note(proposal: Any) -> str:
+    """ " by ana (command line), 2026-12-08 00:10 UTC": who decided the section last."""
+    if not proposal.decided_by or proposal.decided_at is None:
+        return ""
+    door = {"cli": "command line", "app": "app"}.get(proposal.decided_via or "", "")
+    where = f" ({door})" if door else ""
+    return f" by {proposal.decided_by}{where}, {proposal.decided_at:%Y-%m-%d %H:%M} UTC"
 
 
 def remember(run_id: int, status: str, decisions: tuple[tuple[str, str, bool], ...]) -> None:
@@ -109,7 +119,7 @@ def _decide(run_id: int, **kwargs: Any) -> None:
     Refused on a stale view: the notice goes on the card it was made on (or the first),
     and the whole page redraws as the database has it."""
     try:
-        done = actions.decide_on(run_id, **kwargs)
+        done = actions.decide_on(run_id, actor=actor(), **kwargs)
     except StaleViewError as exc:
         seen = kwargs.get("seen") or {}
         st.session_state[ERROR_KEY] = (next(iter(seen)) if len(seen) == 1 else None, str(exc))
@@ -237,7 +247,8 @@ def _head(c: dict[str, Any]) -> None:
     st.html(
         f'<div class="eg-card-head">{badge_html(c["action_label"], c["action"])}'
         f"{esc(c['heading'])}</div>"
-        f'<div class="eg-muted">decision: <b>{esc(decision)}</b>{esc(words)}</div>'
+        f'<div class="eg-muted">decision: <b>{esc(decision)}</b>{esc(c.get("decided", ""))}'
+        f"{esc(words)}</div>"
     )
     for flag in c["attention"]:  # e.g. the writer failed: the section was kept as it was
         st.warning(flag, icon="⚠️")
@@ -325,7 +336,7 @@ def commit(run_id: int, seen: dict[str, tuple[str, bool]]) -> None:
     """Commit the decisions as this page shows them (``seen``); if they changed since,
     nothing is committed and the page redraws with the notice."""
     try:
-        number = actions.commit(run_id, seen=seen)
+        number = actions.commit(run_id, seen=seen, actor=actor())
     except StaleViewError as exc:
         st.session_state[ERROR_KEY] = (None, str(exc))
         st.rerun(scope="app")

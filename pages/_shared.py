@@ -20,6 +20,7 @@ from core.domain.diffing import DIFF_CSS
 from core.domain.labels import run_kind_label, run_status_label
 from core.domain.untrusted import escape_all
 from core.engine import jobs
+from core.engine.audit import APP_USER, Actor
 from core.errors import EvergreenError, RunBusyError
 from core.store.db import session_scope
 
@@ -92,6 +93,17 @@ ul.eg-claims details summary { cursor: pointer; color: #1d4ed8; font-size: 0.85e
     + "".join(f".eg-a-{k} {{ background: {c}; }}\n" for k, c in ACTION_COLORS.items())
     + "".join(f".eg-kind-{k} {{ background: {c}; }}\n" for k, c in KIND_COLORS.items())
 )
+
+
+def actor() -> Actor:
+    """Who is acting in this browser session, for the audit trail: the signed-in user
+    (``[auth]`` configured), else "app user" (an app without a login knows no one)."""
+    user = st.user
+    if user.get("is_logged_in"):
+        name = user.get("email") or user.get("name")
+        if name:
+            return Actor(str(name), "app")
+    return APP_USER
 
 
 def style() -> None:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from core.app.cost_display import label_of, scratch_caption, visible_fields
 from core.app.cost_views import update_costs, writer_is_llm
-from core.app.history_views import EVIDENCE_KINDS, history
+from core.app.history_views import EVIDENCE_KINDS, audit_trail, history
 from core.states import ChangeKind, RunKind
 from core.store.db import session_scope
 from pages._shared import ACTION_COLORS, KIND_COLORS, pick_report, style, watch_runs
@@ -175,6 +175,7 @@ def claims_table(rows: list[dict]) -> None:
                 "supported": r["claims"].get("supported", 0),
                 "unsupported": r["claims"].get("unsupported", 0),
                 "stale": r["stale_citations"],
+                "committed by": r["committed_by"],
             }
             for r in rows[::-1]
         ],
@@ -184,6 +185,21 @@ def claims_table(rows: list[dict]) -> None:
     st.caption(
         "Stale: the sentence was kept while the passage of the source it cites changed or is "
         "gone; it still cites the source as it was."
+    )
+
+
+def trail_table(report_id: int) -> None:
+    """Who decided, edited, committed, archived or changed the settings, and when."""
+    with session_scope() as session:
+        trail = audit_trail(session, report_id)
+    if not trail:
+        return
+    st.subheader("Who decided what")
+    st.dataframe(trail, hide_index=True, width="stretch")
+    st.caption(
+        "Each decision, edit, commit, archive and settings change, newest first: the "
+        "signed-in user in the app (“app user” without a login), `--as NAME` or the "
+        "operating-system user on the command line."
     )
 
 
@@ -214,6 +230,7 @@ def main() -> None:
     with right:
         evidence_chart(rows)
     claims_table(rows)
+    trail_table(report_id)
 
 
 main()

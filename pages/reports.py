@@ -30,6 +30,7 @@ from core.store.repository import get_report
 from pages._shared import (
     REPORT_KEY,
     RUN_KEY,
+    actor,
     progress_line,
     review_link,
     run_action,
@@ -225,7 +226,7 @@ def manage(card: dict[str, Any]) -> None:
 
 def set_archived(report_id: int, archived: bool) -> None:
     try:
-        (actions.archive if archived else actions.unarchive)(report_id)
+        (actions.archive if archived else actions.unarchive)(report_id, actor=actor())
     except EvergreenError as exc:
         show_error(exc)
         return
@@ -261,7 +262,7 @@ def confirm_delete(report_id: int) -> None:
 
 def delete_now(report_id: int) -> None:
     try:
-        deleted = actions.delete(report_id).deleted
+        deleted = actions.delete(report_id, actor=actor()).deleted
     except EvergreenError as exc:
         show_error(exc)
         return

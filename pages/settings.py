@@ -14,7 +14,7 @@ from core.errors import EvergreenError
 from core.settings import get_settings
 from core.store.db import session_scope
 from core.store.repository import get_report
-from pages._shared import md_escape, pick_report, show_error, style
+from pages._shared import actor, md_escape, pick_report, show_error, style
 
 
 def workspace_settings() -> None:
@@ -133,6 +133,7 @@ def report_form(report_id: int) -> None:
         try:
             actions.settings(
                 report_id,
+                actor=actor(),
                 tau=tau,
                 concurrency=int(concurrency),
                 max_sections=int(max_sections),

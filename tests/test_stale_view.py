@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.app import actions
 from core.dates import parse_as_of
+from core.engine.audit import Actor
 from core.engine.review import get_run, proposals_of, state_of
 from core.engine.update import update_report
 from core.errors import StaleViewError
@@ -22,6 +23,7 @@ from core.store.db import session_scope
 from tests.helpers.apptest import ok
 
 ROOT = Path(__file__).resolve().parents[1]
+ANA = Actor("ana", "cli")
 
 
 def _run() -> int:
@@ -46,11 +48,11 @@ def test_a_decision_on_a_stale_view_is_refused_and_changes_nothing(sample_worksp
     run_id = _run()
     shown = _shown(run_id)  # what tab A drew
     first, second = _pending(run_id)[:2]
-    actions.review(run_id, reject=[first], via="cli")  # the command line, meanwhile
+    actions.review(run_id, reject=[first], actor=ANA)  # the command line, meanwhile
     with pytest.raises(StaleViewError) as refused:
         actions.decide_on(run_id, approve=[first], seen={first: shown[first]})
     message = str(refused.value)
-    assert "was rejected from the command line at 20" in message and " UTC" in message
+    assert "was rejected by ana from the command line at 20" in message and " UTC" in message
     assert "after this page showed it pending" in message and "not saved" in message
     assert _decisions(run_id)[first] == (Decision.REJECTED, "cli")
     # a section nobody touched is decided as before, and stamped with its door
@@ -65,13 +67,13 @@ def test_approve_all_and_commit_on_a_stale_view_are_refused(sample_workspace: Pa
     run_id = _run()
     shown = _shown(run_id)
     first = _pending(run_id)[0]
-    actions.decide_on(run_id, reject=[first], via="cli")
+    actions.decide_on(run_id, reject=[first], actor=ANA)
     with pytest.raises(StaleViewError):
         actions.decide_on(run_id, approve_all=True, seen=shown)
     assert set(_pending(run_id)) == {k for k, (d, _e) in shown.items() if d == "pending"} - {first}
     actions.decide_on(run_id, approve_all=True, seen=_shown(run_id))
     decided = _shown(run_id)  # every section decided, as the screen shows them
-    actions.decide_on(run_id, approve=[first], via="cli")  # changed from elsewhere again
+    actions.decide_on(run_id, approve=[first], actor=ANA)  # changed from elsewhere again
     with pytest.raises(StaleViewError) as refused:
         actions.commit(run_id, seen=decided)
     assert "your commit was not saved" in str(refused.value)
@@ -99,6 +101,6 @@ def test_the_review_screen_refuses_a_click_on_a_section_the_cli_decided(
     assert cli.returncode == 0, cli.stderr
     ok(app.button(key=f"approve:{key}").click().run())
     notices = " ".join(e.value for e in app.error)
-    assert "was rejected from the command line at" in notices, notices
+    assert "was rejected by" in notices and "from the command line at" in notices, notices
     assert _decisions(run_id)[key] == (Decision.REJECTED, "cli")
     assert app.button(key=f"reject:{key}").disabled  # the card now shows it rejected

@@ -29,6 +29,7 @@ from core.app.cli_results import Created, Deleted, Imported, Reviewed, SettingsS
 from core.app.report_deletion import delete_report, deletion_message, deletion_preview
 from core.app.services import report_rows
 from core.domain.report_settings import WRITERS, ReportSettings, writer_name
+from core.engine.audit import APP_USER, Actor, record
 from core.engine.creation import create_report, create_result
 from core.engine.review import Seen, commit_run, decide, get_run, proposals_of, run_result
 from core.engine.schedule import save_report_settings
@@ -136,10 +137,18 @@ def update(
     as_of: datetime | None = None,
     approve_all: bool = False,
     force_recheck: bool = False,
+    actor: Actor = APP_USER,
 ) -> Updated:
-    """An update run done here; it awaits review unless ``approve_all`` committed it."""
+    """An update run done here; it awaits review unless ``approve_all`` committed it (in
+    ``actor``'s name)."""
     return Updated.model_validate(
-        update_report(report, as_of=as_of, approve_all=approve_all, force_recheck=force_recheck)
+        update_report(
+            report,
+            as_of=as_of,
+            approve_all=approve_all,
+            force_recheck=force_recheck,
+            actor=actor,
+        )
     )
 
 
@@ -175,7 +184,7 @@ def decide_on(
     approve_all: bool = False,
     edits: dict[str, str] | None = None,
     seen: Mapping[str, Seen] | None = None,
-    via: str = "app",
+    actor: Actor = APP_USER,
 ) -> Decided:
     """Approve, reject or edit proposals of a run awaiting review; ``seen``: each
     section's state as the view showed it (a changed one refuses the decision)."""
@@ -189,17 +198,18 @@ def decide_on(
             approve_all=approve_all,
             edits=edits,
             seen=seen,
-            via=via,
+            actor=actor,
         )
         after = sum(p.decision == Decision.PENDING for p in proposals)
     return Decided(before, after)
 
 
-def commit(run_id: int, *, seen: Mapping[str, Seen] | None = None, via: str = "app") -> int:
+def commit(run_id: int, *, seen: Mapping[str, Seen] | None = None, actor: Actor = APP_USER) -> int:
     """Commit a decided run as the report's next version; returns its number. ``seen``:
     the decisions as the view showed them (changed since: refused)."""
     with _review(run_id) as session:
-        return int(commit_run(session, get_run(session, run_id), seen=seen, via=via).number)
+        run = get_run(session, run_id)
+        return int(commit_run(session, run, seen=seen, actor=actor).number)
 
 
 def review(
@@ -209,15 +219,15 @@ def review(
     reject: Iterable[str] = (),
     approve_all: bool = False,
     commit: bool = False,
-    via: str = "app",
+    actor: Actor = APP_USER,
 ) -> Reviewed:
     """Decisions and, with ``commit``, the commit, in one transaction; then the run and
-    each section's proposal (``evergreen review``, ``via="cli"``)."""
+    each section's proposal (``evergreen review``)."""
     with _review(run_id) as session:
         run = get_run(session, run_id)
-        decide(session, run, approve=approve, reject=reject, approve_all=approve_all, via=via)
+        decide(session, run, approve=approve, reject=reject, approve_all=approve_all, actor=actor)
         if commit:
-            commit_run(session, run, via=via)
+            commit_run(session, run, actor=actor)
     with session_scope() as session:
         result = run_result(session, run_id)
         result["proposals"] = [
@@ -277,16 +287,20 @@ def markdown(report: ReportRef, version: int | None = None) -> str:
 
 
 # -- keeping reports ---------------------------------------------------------------------
-def archive(report: ReportRef) -> int:
+def archive(report: ReportRef, *, actor: Actor = APP_USER) -> int:
     """Hide a report from the list and the schedule; it is kept whole. Returns its id."""
     with session_scope() as session:
-        return int(archive_report(session, get_report(session, report)).id or 0)
+        report_id = int(archive_report(session, get_report(session, report)).id or 0)
+        record(session, actor, "archive", report_id=report_id)
+        return report_id
 
 
-def unarchive(report: ReportRef) -> int:
+def unarchive(report: ReportRef, *, actor: Actor = APP_USER) -> int:
     """Bring an archived report back to the list (and its schedule). Returns its id."""
     with session_scope() as session:
-        return int(unarchive_report(session, get_report(session, report)).id or 0)
+        report_id = int(unarchive_report(session, get_report(session, report)).id or 0)
+        record(session, actor, "unarchive", report_id=report_id)
+        return report_id
 
 
 def deletion_warning(report: ReportRef) -> str:
@@ -296,15 +310,20 @@ def deletion_warning(report: ReportRef) -> str:
         return deletion_message(target, deletion_preview(session, target))
 
 
-def delete(report: ReportRef) -> Deleted:
-    """Delete a report, its versions, runs, pool and baselines for good."""
+def delete(report: ReportRef, *, actor: Actor = APP_USER) -> Deleted:
+    """Delete a report, its versions, runs, pool and baselines for good; the audit trail
+    keeps who deleted it, when, and its title."""
     with session_scope() as session:
         target = get_report(session, report)
-        report_id = int(target.id or 0)
-        return Deleted(report_id=report_id, deleted=delete_report(session, target))
+        report_id, title = int(target.id or 0), target.title
+        deleted = delete_report(session, target)
+        record(session, actor, "delete", report_id=report_id, title=title, deleted=deleted)
+        return Deleted(report_id=report_id, deleted=deleted)
 
 
-def settings(report: ReportRef, **changes: Any) -> tuple[SettingsShown, list[str]]:
+def settings(
+    report: ReportRef, *, actor: Actor = APP_USER, **changes: Any
+) -> tuple[SettingsShown, list[str]]:
     """A report's settings, after saving ``changes`` if any are given (the arguments of
     ``save_report_settings``; a left-out one keeps its value). Returns the settings
     shown and, when only reading, the notes on stored values that were invalid."""
@@ -312,7 +331,11 @@ def settings(report: ReportRef, **changes: Any) -> tuple[SettingsShown, list[str
     with session_scope() as session:
         target = get_report(session, report)
         if changes:
+            before = dict(target.settings or {})
             cfg = save_report_settings(session, target, **changes)
+            after = dict(target.settings or {})
+            changed = {k: after.get(k) for k in after if after.get(k) != before.get(k)}
+            record(session, actor, "settings", report_id=int(target.id or 0), changed=changed)
         else:
             cfg, problems = ReportSettings.salvage(target.settings)
         shown = cfg.model_dump(include=set(SettingsShown.model_fields))

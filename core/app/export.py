@@ -61,15 +61,30 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def version_line(number: int, as_of: str, counts: dict[str, int] | None = None) -> str:
-    """``_Version n · as of YYYY-MM-DD · N claims, S stale_`` (and unsupported ones, if
-    any); without the claims part for a version that cites nothing."""
+def version_line(
+    number: int,
+    as_of: str,
+    counts: dict[str, int] | None = None,
+    committed: tuple[str, str] | None = None,
+) -> str:
+    """``_Version n · as of YYYY-MM-DD · N claims, S stale · committed by NAME on
+    YYYY-MM-DD_`` (unsupported claims too, if any); without the claims part for a version
+    that cites nothing, without the last for one nobody committed (``committed``: who,
+    on which day). A name keeps only letters, digits, spaces and ``. @ + -``: it is
+    written into Markdown."""
     line = f"_Version {int(number)} · as of {as_of}"
     if counts and counts.get("claims"):
         line += f" · {_plural(counts['claims'], 'claim')}, {counts.get('stale', 0)} stale"
         if counts.get("unsupported"):
             line += f", {counts['unsupported']} unsupported"
+    if committed is not None:
+        name = " ".join(_UNSAFE_NAME.sub(" ", committed[0]).split())[:60]
+        if name:
+            line += f" · committed by {name} on {committed[1]}"
     return line + "_"
+
+
+_UNSAFE_NAME = re.compile(r"[^\w .@+-]|_")
 
 
 def _inert_reference(ref: RefEntry) -> RefEntry:
@@ -109,7 +124,10 @@ def version_markdown(
     doc, _numbers = renumbered(inert_doc(load_doc(session, version)))
     if not with_version_line:
         return render_markdown(doc)
-    line = version_line(version.number, day(version.as_of), claim_summary(session, version))
+    committed = (version.committed_by, day(version.created_at)) if version.committed_by else None
+    line = version_line(
+        version.number, day(version.as_of), claim_summary(session, version), committed
+    )
     return render_markdown(doc, version_line=line)
 
 

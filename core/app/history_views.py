@@ -9,8 +9,9 @@ from typing import Any
 from sqlmodel import Session
 
 from core.app.version_views import version_claims
-from core.dates import day
+from core.dates import as_utc, day
 from core.domain.labels import run_kind_label
+from core.engine.audit import events_of
 from core.engine.costs import COST_FIELDS, run_cost
 from core.store.models import UpdateRun
 from core.store.repository import sections_of, versions_of
@@ -49,7 +50,36 @@ def history(session: Session, report_id: int) -> list[dict[str, Any]]:
                 "evidence": {k: int(evidence.get(k, 0)) for k in EVIDENCE_KINDS},
                 "stale_citations": v.stale_citations,
                 "claims": version_claims(session, v)["counts"],
+                "committed_by": v.committed_by or "",
             }
         )
         previous_keys = keys
+    return rows
+
+
+_DOORS = {"app": "app", "cli": "command line", "worker": "worker"}
+
+
+def audit_trail(session: Session, report_id: int) -> list[dict[str, Any]]:
+    """Who did what to the report and when, newest first: decisions, edits, commits,
+    archiving, settings changes (``core.engine.audit``)."""
+    rows = []
+    for event in reversed(events_of(session, report_id)):
+        detail = event.detail or {}
+        what = event.action
+        if "section" in detail:
+            what += f" \u201c{detail['section']}\u201d"
+        if "version" in detail:
+            what += f" version {detail['version']}"
+        if detail.get("changed"):
+            what += ": " + ", ".join(f"{k} = {v}" for k, v in sorted(detail["changed"].items()))
+        rows.append(
+            {
+                "when": f"{as_utc(event.at):%Y-%m-%d %H:%M} UTC",
+                "who": event.actor,
+                "where": _DOORS.get(event.via, event.via),
+                "what": what,
+                "run": event.run_id,
+            }
+        )
     return rows

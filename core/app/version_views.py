@@ -28,7 +28,8 @@ def version_claims(session: Session, version: ReportVersion) -> dict[str, Any]:
     """A version's claim counts (see ``core.app.export.claim_summary``) and a one-line
     summary: "Version 3 · as of 2026-07-15 · 36 claims, 0 stale"."""
     counts = claim_summary(session, version)
-    line = version_line(version.number, day(version.as_of), counts).strip("_")
+    committed = (version.committed_by, day(version.created_at)) if version.committed_by else None
+    line = version_line(version.number, day(version.as_of), counts, committed).strip("_")
     return {"counts": counts, "line": line}
 
 

@@ -8,7 +8,7 @@ import os
 import sys
 import threading
 from datetime import datetime
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -17,6 +17,9 @@ from rich.markup import escape
 from core import config
 from core.dates import parse_as_of
 from core.domain.validation import check_as_of
+
+if TYPE_CHECKING:
+    from core.engine.audit import Actor
 
 app = typer.Typer(
     add_completion=False,
@@ -35,10 +38,30 @@ def _global(
     db: Annotated[
         str | None, typer.Option("--db", help="Database URL or SQLite path (or EVERGREEN_DB).")
     ] = None,
+    as_name: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Who is acting, for the audit trail (default: the OS user).",
+            metavar="NAME",
+        ),
+    ] = None,
 ) -> None:
     # the choice holds while the command runs (its run threads included), then is undone;
     # the environment is not touched, so nothing leaks into a process started later
     ctx.with_resource(config.overriding(config.ENV_DB, db))
+    _acting.append(as_name)
+    ctx.call_on_close(_acting.pop)
+
+
+_acting: list[str | None] = []  # the --as of the command running (a stack: tests nest none)
+
+
+def actor() -> Actor:
+    """Who the running command acts as: ``--as NAME``, else the operating-system user."""
+    from core.engine.audit import cli_actor  # lazy: the core loads when a command runs
+
+    return cli_actor(_acting[-1] if _acting else None)
 
 
 def print_json(data: Any) -> None:

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from core.app.cli_results import as_json_data
-from core.cli.console import as_of_option, err, out, print_json
+from core.cli.console import actor, as_of_option, err, out, print_json
 from core.cli.runs import create_on_worker, queued
 from core.domain.report_settings import WRITERS, ReportSettings
 from core.errors import EvergreenError
@@ -173,7 +173,7 @@ def archive_cmd(report: Annotated[str, typer.Argument(help="Report id or exact t
     """Hide a report from the list and the update schedule; it is kept whole."""
     from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
-    done = actions.archive(report)
+    done = actions.archive(report, actor=actor())
     out.print(f"Archived report {done}; `evergreen unarchive {done}` brings it back.", markup=False)
 
 
@@ -181,7 +181,7 @@ def unarchive_cmd(report: Annotated[str, typer.Argument(help="Report id or exact
     """Bring an archived report back to the list (and its schedule)."""
     from core.app import actions  # lazy: the core loads when a command runs (core.cli)
 
-    done = actions.unarchive(report)
+    done = actions.unarchive(report, actor=actor())
     out.print(f"Report {done} is back in the list.", markup=False)
 
 
@@ -196,7 +196,7 @@ def delete_cmd(
 
     if not yes:
         raise EvergreenError(f"{actions.deletion_warning(report)} Add --yes to confirm.")
-    result = actions.delete(report)
+    result = actions.delete(report, actor=actor())
     if as_json:
         print_json(as_json_data(result))
         return
@@ -257,7 +257,7 @@ def settings_cmd(
         changes["writer"] = writer
     if every_days is not None:
         changes["every_days"] = every_days
-    shown, problems = actions.settings(report, **changes)
+    shown, problems = actions.settings(report, actor=actor(), **changes)
     for line in problems:
         err.print(f"note: {line}", markup=False)
     if as_json:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from core.app.cli_results import Created, Updated, as_json_data
-from core.cli.console import as_of_option, fail, out, print_json
+from core.cli.console import actor, as_of_option, fail, out, print_json
 from core.errors import EvergreenError
 
 
@@ -67,7 +67,11 @@ def update_cmd(
     else:
         with out.status("Updating …"):
             result = actions.update(
-                report, as_of=when, approve_all=approve_all, force_recheck=force_recheck
+                report,
+                as_of=when,
+                approve_all=approve_all,
+                force_recheck=force_recheck,
+                actor=actor(),
             )
     if as_json:
         print_json(as_json_data(result))
@@ -226,7 +230,7 @@ def review_cmd(
         reject=reject or [],
         approve_all=approve_all,
         commit=commit,
-        via="cli",
+        actor=actor(),
     )
     if as_json:
         print_json(as_json_data(result))

@@ -156,8 +156,12 @@ def _render_reference(ref: RefEntry) -> str:
 
 
 #: The line an export writes under the title, generated from the version (see
-#: ``core.app.export.version_line``): ``_Version 3 · as of 2026-07-15 · 36 claims, 0 stale_``.
-VERSION_LINE = re.compile(r"^_Version \d{1,9} · as of \d{4}-\d{2}-\d{2}(?: · [0-9a-z ,]{1,120})?_$")
+#: ``core.app.export.version_line``): ``_Version 3 · as of 2026-07-15 · 36 claims, 0 stale ·
+#: committed by ana on 2026-07-16_``.
+VERSION_LINE = re.compile(
+    r"^_Version \d{1,9} · as of \d{4}-\d{2}-\d{2}(?: · [0-9a-z ,]{1,120})?"
+    r"(?: · committed by [^\W_][\w .@+-]{0,59} on \d{4}-\d{2}-\d{2})?_$"
+)
 
 
 def strip_version_line(body: str) -> str:

@@ -16,6 +16,7 @@ from core import faults
 from core.dates import utcnow
 from core.domain.metrics import continuity
 from core.domain.report_state import SectionDoc
+from core.engine.audit import APP_USER, Actor, record
 from core.engine.claims import plan_commit
 from core.engine.costs import run_cost
 from core.engine.runs import set_status
@@ -70,13 +71,13 @@ def decide(
     approve_all: bool = False,
     edits: dict[str, str] | None = None,
     seen: Mapping[str, Seen] | None = None,
-    via: str = "app",
+    actor: Actor = APP_USER,
 ) -> list[SectionProposal]:
     """Approve, reject or edit proposals of a run awaiting review. ``seen``: the state of
     each section as the view the decision was made on showed it (``state_of``); if one
     of them changed since (another tab, the command line), nothing is decided and
-    StaleViewError says what it is now, decided where and when. ``via``: the door the
-    decision comes through, kept with it."""
+    StaleViewError says what it is now, decided where and when. ``actor``: who decides
+    and through which door, kept with each decision and in the audit trail."""
     if run.status != RunStatus.AWAITING_REVIEW:
         raise EvergreenError(
             f"Run {run.id} is {run.status}; only a run awaiting review is decided."
@@ -101,7 +102,9 @@ def decide(
             p.analyst_text = edits[p.key]
             p.decision = Decision.APPROVED
         if (state_of(p), p.analyst_text) != before:
-            p.decided_at, p.decided_via = now, via
+            p.decided_at, p.decided_via, p.decided_by = now, actor.via, actor.name
+            action = "edit" if p.analyst_text != before[1] else str(p.decision)
+            record(session, actor, action, report_id=run.report_id, run_id=run.id, section=p.key)
         session.add(p)
     session.flush()
     return proposals
@@ -119,11 +122,9 @@ def refuse_if_stale(
         if shown is None or tuple(shown) == state_of(p):
             continue
         now = str(p.decision) + (" with an edit" if p.analyst_text is not None else "")
-        when = (
-            f" {_DOORS.get(p.decided_via or '', 'elsewhere')} at {p.decided_at:%Y-%m-%d %H:%M} UTC"
-            if p.decided_at
-            else ""
-        )
+        door = _DOORS.get(p.decided_via or "", "elsewhere")
+        by = f" by {p.decided_by}" if p.decided_by else ""
+        when = f"{by} {door} at {p.decided_at:%Y-%m-%d %H:%M} UTC" if p.decided_at else ""
         raise StaleViewError(
             f"\u201c{p.heading or p.key}\u201d was {now}{when}, after this page showed it "
             f"{shown[0]}: your {what} was not saved. The page now shows it as it is; "
@@ -137,7 +138,7 @@ def commit_run(
     *,
     approve_all: bool = False,
     seen: Mapping[str, Seen] | None = None,
-    via: str = "app",
+    actor: Actor = APP_USER,
 ) -> Any:
     """Turn the run's decided proposals into the next immutable version. ``seen``: the
     decisions as the view the commit was asked on showed them; a commit on a view that
@@ -148,7 +149,7 @@ def commit_run(
     StaleDataError and no version is written."""
     _hold(session, run)
     refuse_if_stale(proposals_of(session, run.id), seen, "commit")
-    proposals = decide(session, run, approve_all=approve_all, via=via)
+    proposals = decide(session, run, approve_all=approve_all, actor=actor)
     _refuse_pending(proposals)
     report = session.get(Report, run.report_id)
     parent = _parent_of_run(session, report, run)
@@ -166,10 +167,12 @@ def commit_run(
         markers={m: snap.id for m, snap in newest.items()},
         run=run,
         metrics=_continuity_metrics(session, parent, drafts),
+        committed_by=actor.name,
     )
     run.status = RunStatus.COMMITTED
     run.finished_at = utcnow()
     run.progress = f"committed version {version.number}"
+    record(session, actor, "commit", report_id=report.id, run_id=run.id, version=version.number)
     session.add(run)
     session.flush()
     faults.point("commit")  # the version exists only if this transaction ends well

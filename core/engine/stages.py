@@ -28,6 +28,7 @@ from core.domain.source_plan import (
     section_to_yield,
     sections_to_split,
 )
+from core.engine.audit import Actor
 from core.engine.claims import claims_of
 from core.engine.costs import CostMeter
 from core.engine.discovery import PAGE_TEXT, discover
@@ -495,8 +496,8 @@ def prepare_review(u: Update) -> dict[str, Any]:
     return {"actions": actions, "evidence": run.summary["evidence"]}
 
 
-def commit_stage(u: Update) -> None:
-    """Commit every proposal as approved (``update --approve-all``); otherwise commit
-    follows the analyst's review (``core.engine.review.commit_run``)."""
+def commit_stage(u: Update, actor: Actor) -> None:
+    """Commit every proposal as approved (``update --approve-all``), in ``actor``'s name;
+    otherwise commit follows the analyst's review (``core.engine.review.commit_run``)."""
     with u.meter.stage("commit"):
-        commit_run(u.session, u.run, approve_all=True)
+        commit_run(u.session, u.run, approve_all=True, actor=actor)

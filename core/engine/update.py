@@ -14,6 +14,7 @@ from typing import Any
 from core.dates import as_utc, day, utcnow
 from core.domain.report_settings import settings_of
 from core.domain.validation import check_as_of
+from core.engine.audit import SCHEDULER, Actor
 from core.engine.review import run_result
 from core.engine.run_liveness import worker_alive
 from core.engine.run_work import run_work
@@ -51,7 +52,7 @@ def begin_update(
 
 
 def execute_update(
-    run_id: int, *, approve_all: bool = False, lease: int | None = None
+    run_id: int, *, approve_all: bool = False, lease: int | None = None, actor: Actor = SCHEDULER
 ) -> dict[str, Any]:
     """Do the work of a registered run: refresh, discover, propose (and commit if asked).
 
@@ -73,7 +74,7 @@ def execute_update(
             update = Update.start(session, report, run, meter, providers, get_writer(writer_name))
             prepare_review(update)
             if approve_all:
-                commit_stage(update)
+                commit_stage(update, actor)
     finally:
         if providers is not None:
             providers.close()
@@ -87,10 +88,12 @@ def update_report(
     as_of: datetime | None = None,
     approve_all: bool = False,
     force_recheck: bool = False,
+    actor: Actor = SCHEDULER,
 ) -> dict[str, Any]:
-    """Propose an update as of ``as_of``; with approve_all, commit it too (CLI `update`)."""
+    """Propose an update as of ``as_of``; with approve_all, commit it too (CLI `update`),
+    in ``actor``'s name."""
     run_id = begin_update(report_ref, as_of=as_of, force_recheck=force_recheck)
-    return execute_update(run_id, approve_all=approve_all)
+    return execute_update(run_id, approve_all=approve_all, actor=actor)
 
 
 def begin_resume(run_id: int) -> int:

@@ -51,6 +51,7 @@ def commit_version(
     markers: Mapping[int, int],
     run: UpdateRun | None = None,
     metrics: dict[str, Any] | None = None,
+    committed_by: str | None = None,
 ) -> ReportVersion:
     """Write the next immutable version: sections, their citations and their claims.
 
@@ -71,6 +72,7 @@ def commit_version(
         title=title,
         metrics={**(metrics or {}), "claims": claim_counts(c.state for p in plans for c in p)},
         stale_citations=sum(stale_count(p) for p in plans),
+        committed_by=committed_by,
     )
     session.add(version)
     session.flush()

@@ -106,6 +106,7 @@ class ReportVersion(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
     metrics: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
     stale_citations: int = 0
+    committed_by: str | None = None  # who committed it (None: made by the engine, or before)
 
 
 class Section(SQLModel, table=True):
@@ -305,9 +306,10 @@ class SectionProposal(SQLModel, table=True):
     citations: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON))
     decision: Decision = Field(default=Decision.PENDING, sa_type=Vocabulary(Decision))
     analyst_text: str | None = Field(default=None, sa_column=Column(Text))
-    # the last decision or edit: when, and through which door ("app", "cli")
+    # the last decision or edit: when, through which door ("app", "cli"), and by whom
     decided_at: datetime | None = None
     decided_via: str | None = None
+    decided_by: str | None = None
     flags: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     # each claim of old_text re-checked against the newest snapshots (core.engine.claims)
     claims: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
@@ -339,3 +341,18 @@ class CostEvent(CostCounts, table=True):
     model: str = ""
     prompt: str = ""  # prompt template and version, e.g. write_section@1
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class AuditEvent(SQLModel, table=True):
+    """Who did what to a report, and when: a decision, an edit, a commit, an archive, a
+    delete or a settings change. Appended, never changed; it outlives a deleted report
+    (no foreign keys: ``detail`` names what the ids pointed at)."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime = Field(default_factory=utcnow)
+    actor: str  # the signed-in user, ``--as NAME`` or the OS user, "scheduler"
+    via: str  # the door: "app", "cli", "worker"
+    action: str  # approve | reject | edit | commit | archive | unarchive | delete | settings
+    report_id: int | None = Field(default=None, index=True)
+    run_id: int | None = None
+    detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))

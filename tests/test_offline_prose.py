@@ -524,7 +524,7 @@ def test_the_status_line_states_every_lifecycle_field_under_the_pages_own_labels
     none."""
     page = (
         "---\ntitle: Graceful Node Shutdown\nowning-sig: sig-node\nstatus: implementable\n"
-        "creation-date: 2020-05-13\nstage: beta\nlatest-milestone: \"v1.21\"\n---\n\n"
+        'creation-date: 2020-05-13\nstage: beta\nlatest-milestone: "v1.21"\n---\n\n'
         "# Graceful Node Shutdown\n\nThe kubelet delays node shutdown.\n"
     )
     line = fact_sentence(Evidence(1, "https://ex.org/kep", "Graceful Node Shutdown", page))

@@ -114,9 +114,9 @@ def main(source: str, target: str) -> int:
     ):
         for line in src:
             record = json.loads(line)
+            # the record's other fields (ids the queries name pages by) stay as they were
             record["content"] = templated(record.get("title") or "", record["content"])
-            keep = {k: record[k] for k in ("url", "title", "as_of", "content") if k in record}
-            dst.write(json.dumps(keep, ensure_ascii=False) + "\n")
+            dst.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
     print(f"{count} page versions written to {target}")
     return 0

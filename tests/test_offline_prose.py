@@ -534,3 +534,32 @@ def test_the_status_line_states_every_lifecycle_field_under_the_pages_own_labels
     )
     bare = "---\ntitle: Notes\nauthor: someone\n---\n\nText.\n"
     assert fact_sentence(Evidence(2, "https://ex.org/n", "Notes", bare)) is None
+
+
+def test_a_revision_adds_no_sentence_naming_its_pages_former_status() -> None:
+    """A page whose rules went from Draft to Final: a sentence quoted anew that speaks of
+    the draft is left out; one the section had, and the status line, stay."""
+    from core.writers.base import EvidenceChange
+    from core.writers.offline import _drop_former_status, _former_statuses
+
+    change = EvidenceChange(3, "material", reasons=("header Status: Draft → Final",))
+    assert _former_statuses([change])[3].pattern
+    kept_as_is = EvidenceChange(
+        4, "material", reasons=("header Status: Accepted → Accepted with revisions",)
+    )
+    review = EvidenceChange(
+        5, "material", reasons=("header Status: Active review (March 1 – 14) → Accepted",)
+    )
+    former = _former_statuses([kept_as_is, review])
+    assert 4 not in former and former[5].search("It was in active review in March [5].")
+    old = "The board will decide on the draft in June [3]."
+    paragraphs = [
+        "Rules — Status: Final [3]. The HGA published draft rules on 4 December 2025 [3]. "
+        "The board approved the final rules on 26 March [3].",
+        old,
+    ]
+    _drop_former_status(paragraphs, old, [change])
+    assert paragraphs == [
+        "Rules — Status: Final [3]. The board approved the final rules on 26 March [3].",
+        old,
+    ]

@@ -81,6 +81,8 @@ def test_first_update_revises_kestrel_copperline_tessaly_and_the_draft_rules(sam
     assert "$134/kWh in Q1 2026" in tessaly and "$142/kWh in Q4 2025, down from" not in tessaly
     rules = " ".join(_sentences_citing(sample, 10))
     assert "open for comment until 28 February 2026" not in rules
+    # the rules are final now: no sentence brings back the draft as the news
+    assert "draft" not in rules.casefold(), rules
     _assert_every_claim_holds(sample)
 
 

@@ -25,7 +25,7 @@ from core.domain.passages import sentence_key
 from core.domain.prune import is_fact_line
 from core.domain.report_render import escape_heading_lines
 from core.domain.sentences import claim_groups, name_page, split_cited_sentences
-from core.domain.text import clean_inline, idf_table, page_terms, terms, tfidf
+from core.domain.text import clean_inline, idf_table, page_terms, phrase_pattern, terms, tfidf
 from core.states import ChangeKind
 from core.writers.base import (
     ClaimUpdate,
@@ -215,6 +215,7 @@ class OfflineWriter:
                 elif fresh:
                     fresh[0] = name_page(fresh[0], clean_inline(ev.title))
                     paragraphs.append(" ".join(fresh))
+        _drop_former_status(paragraphs, old_body, changes)
         body = escape_heading_lines("\n\n".join(paragraphs))
         return Draft(body=body, markers=cited_markers(body))
 
@@ -306,6 +307,55 @@ def _state_declared_news(paragraphs: list[str], changes: Sequence[EvidenceChange
             while at < len(paragraphs) and _status_alone(paragraphs[at]):
                 at += 1
             paragraphs.insert(at, line)
+
+
+_DECLARED = re.compile(r"^header (?P<label>[^:]+): (?P<before>.+?) → (?P<after>.+)$")
+
+
+def _former_statuses(changes: Sequence[EvidenceChange]) -> dict[int, re.Pattern[str]]:
+    """marker → the status (or stage) its page declared before this update, as a
+    whole-phrase pattern: "Draft" of a page now Final. Only the value's first clause
+    ("Active review" of "Active review (March 1 – 14)"), and not when the new value holds
+    it ("Accepted" → "Accepted with revisions")."""
+    out: dict[int, re.Pattern[str]] = {}
+    for change in changes:
+        labels = {label.casefold() for label in declared_news(change)}
+        for reason in change.reasons:
+            m = _DECLARED.match(reason)
+            if m is None or m.group("label").strip().casefold() not in labels:
+                continue
+            before = re.split(r"[(;,]", m.group("before"), maxsplit=1)[0].strip(" .*`")
+            after = m.group("after").casefold()
+            if len(before) >= 4 and before.casefold() not in after:
+                out[change.marker] = phrase_pattern(before, ignore_case=True)
+    return out
+
+
+def _drop_former_status(
+    paragraphs: list[str], old_body: str, changes: Sequence[EvidenceChange]
+) -> None:
+    """Leave out the sentences this revision would add that name their page's former
+    status ("The HGA published draft rules on 4 December 2025 …" quoted anew from a page
+    whose rules are now Final): true of their day, they read as the news; the page's
+    status line says where it stands now. Sentences the section had are not touched,
+    nor a status line."""
+    former = _former_statuses(changes)
+    if not former:
+        return
+    for i, para in enumerate(paragraphs):
+        if _is_list(para):
+            continue
+        parts = split_cited_sentences(para)
+        kept = [
+            s
+            for s in parts
+            if s in old_body
+            or is_fact_line(s)
+            or not any(m in former and former[m].search(s) for m in cited_markers(s))
+        ]
+        if len(kept) != len(parts):
+            paragraphs[i] = " ".join(kept)
+    paragraphs[:] = [p for p in paragraphs if p.strip()]
 
 
 def _status_alone(para: str) -> bool:

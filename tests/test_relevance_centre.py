@@ -88,7 +88,7 @@ def test_a_corpus_is_centred_once_per_revision_and_the_sample_is_stored_with_it(
 
 def test_an_unreadable_stored_sample_is_made_again(corpus_home: Path, tmp_path: Path) -> None:
     corpus = _corpus(tmp_path, CENTRE_MIN_PAGES)
-    key = f"relevance-sample:{relevance.MODEL_ID}:{relevance.CENTRE_SAMPLE}"
+    key = relevance.SAMPLE_KEY
     corpus.remember(key, json.dumps({"revision": corpus.revision, "vectors": "%%%"}))
     centre = collection_centre(corpus)
     assert centre is not None and centre.sample.shape[0] == CENTRE_MIN_PAGES

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from core.domain import feedback
+from core.domain.boilerplate import template_lines, without_template
 from core.domain.facets import topic_clause
 from core.domain.relevance_passages import OPENING_CHARS, focus, opening, passage_vectors
 from core.domain.text import cosine, idf_table, page_terms, terms, tfidf
@@ -146,6 +147,16 @@ class Relevance:
         return collection_centre(self._collection)
 
     @cached_property
+    def template(self) -> frozenset[str]:
+        """The lines the collection's pages share (``core.domain.boilerplate``): a page is
+        read without them."""
+        return collection_template(self._collection)
+
+    def _read(self, page: tuple[str, str]) -> tuple[str, str]:
+        title, content = page
+        return title, without_template(content, self.template)
+
+    @cached_property
     def _query(self) -> np.ndarray:
         question = self.question
         return _embed([question])[0] if self._as_asked else _question_vector(question)
@@ -184,7 +195,7 @@ class Relevance:
         mine = score is self._score
         todo = [p for p in dict.fromkeys(pages) if not (mine and p in self._focused)]
         if todo:
-            cut = passage_vectors(todo, _embed)
+            cut = passage_vectors([self._read(p) for p in todo], _embed)
             rows = focus([vectors for _bodies, vectors in cut], score)
             if not mine:
                 found = dict(zip(todo, rows, strict=True))
@@ -210,7 +221,10 @@ class Relevance:
         vectors = self._focus([pages[u] for u in urls], self._score)
         if semantic is None:
             semantic = {u: float(x) for u, x in zip(urls, self._score(vectors), strict=True)}
-        bags = {u: page_terms(t, c[: PAGE_CHARS * 2]) for u, (t, c) in pages.items()}
+        bags = {
+            u: page_terms(t, c[: PAGE_CHARS * 2])
+            for u, (t, c) in ((u, self._read(page)) for u, page in pages.items())
+        }
         idf = idf_table(bags.values())
         head = self.question.split(":", 1)[0]  # a question's head clause names its topic
         target = tfidf(terms(self.question) + terms(head) * 2, idf)
@@ -288,6 +302,23 @@ def collection_centre(source: object) -> Centre | None:
 _CENTRES: dict[tuple[str, str], Centre | None] = {}
 
 
+def collection_template(source: object) -> frozenset[str]:
+    """The template lines of the collection ``source`` searches (none for the web), learnt
+    from the same sample of its pages as its centre; kept for the process."""
+    if not isinstance(source, Collection):
+        return frozenset()
+    key = (source.identity(), str(source.revision))
+    if key not in _TEMPLATES:
+        pages = source.sample_pages(CENTRE_SAMPLE)
+        _TEMPLATES[key] = template_lines(content for _title, content in pages)
+    return _TEMPLATES[key]
+
+
+#: the stored sample's name: its embeddings are of the pages read without their template
+SAMPLE_KEY = f"relevance-sample:{MODEL_ID}:{CENTRE_SAMPLE}:without-template"
+_TEMPLATES: dict[tuple[str, str], frozenset[str]] = {}
+
+
 def _centre(source: Collection, revision: str) -> Centre | None:
     key = (source.identity(), revision)
     if key not in _CENTRES:
@@ -298,7 +329,7 @@ def _centre(source: Collection, revision: str) -> Centre | None:
 def _load_centre(source: Collection, revision: str) -> Centre | None:
     if source.page_count() < CENTRE_MIN_PAGES:
         return None
-    name = f"relevance-sample:{MODEL_ID}:{CENTRE_SAMPLE}"
+    name = SAMPLE_KEY
     stored = source.recall(name)
     if stored:
         try:
@@ -309,7 +340,9 @@ def _load_centre(source: Collection, revision: str) -> Centre | None:
         except (ValueError, KeyError, TypeError):
             log.warning("the stored relevance sample is unreadable; making it again")
     pages = source.sample_pages(CENTRE_SAMPLE)
-    vectors = _embed([page_text(t, c) for t, c in pages]).astype(np.float32)
+    template = collection_template(source)
+    texts = [page_text(t, without_template(c, template)) for t, c in pages]
+    vectors = _embed(texts).astype(np.float32)
     encoded = base64.b64encode(vectors.tobytes()).decode()
     value = {"revision": revision, "dim": int(vectors.shape[1]), "vectors": encoded}
     try:

@@ -42,3 +42,19 @@ def test_a_wiki_page_is_quoted_without_its_markup_and_anchors_back() -> None:
     assert "'''" not in quote and "[[" not in quote
     found = anchor_claim(quote + " [1]", page)  # the report's sentence, checked on the page
     assert found.supported and not found.missing
+
+
+def test_an_html_comment_is_not_quoted_as_what_the_page_says() -> None:
+    """A template's instructions to its editors, in an HTML comment, are not page text."""
+    from core.domain.text import quotable_sentences
+
+    page = (
+        "# Graceful shutdown\n\nThe kubelet now delays node shutdown by a grace period.\n\n"
+        "<!--\n**Note:** Provide a simplified and layman-accessible explanation of the "
+        "change, and fill in every section of the template below.\n-->\n\n"
+        "Pods get their termination grace period before the node stops them.\n"
+    )
+    assert quotable_sentences(page) == [
+        "The kubelet now delays node shutdown by a grace period.",
+        "Pods get their termination grace period before the node stops them.",
+    ]

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from core.domain.citations import strip_citations
+from core.domain.html_comments import replace_html
 from core.domain.links import strip_md_links
 from core.domain.page_units import split_sentences
 
@@ -73,7 +74,9 @@ def _quotable(content: str) -> tuple[str, ...]:
     # a pure function of the text: the same source is quoted by many sections and runs
     out: list[str] = []
     seen: set[str] = set()
-    for raw in split_sentences(without_code(content)):
+    # an HTML comment is the page's source talking to its editors ("Provide a simplified
+    # and layman-accessible explanation …" in a template), not what the page says
+    for raw in split_sentences(without_code(replace_html(content, "\n\n"))):
         s = clean_inline(raw)
         if not 40 <= len(s) <= 360 or s in seen:
             continue

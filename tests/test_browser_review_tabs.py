@@ -120,7 +120,7 @@ def test_a_decision_on_a_view_another_tab_changed_is_refused(
         reject = first_changed_reject(a)
         a.clock.resume()  # the click below reaches the server before A's next poll
         decisions(a, "Approve").first.click()
-        notice = a.get_by_text("was rejected in the app at")
+        notice = a.get_by_text("was rejected by app user in the app at")
         expect(notice).to_be_visible(timeout=ONE_CLICK)
         expect(a.get_by_text("your decision was not saved")).to_be_visible()
         expect(reject).to_be_disabled(timeout=REDRAWN)  # the card shows it as it is now

@@ -228,7 +228,9 @@ def test_the_offline_writer_states_news_of_a_range_cited_source() -> None:
     body = "Kestrel Flats is a storage project [1-3]."
     draft = OfflineWriter().revise_section("q", "h", body, [change], [], [])
     # before: no sentence was found citing source 2, so its new status went unsaid
-    assert draft.body == "Kestrel Flats — Status: Approved; Type: Storage [2]. " + body
+    # (its Type is no lifecycle field: the status line states what the page declares of
+    # where it stands)
+    assert draft.body == "Kestrel Flats — Status: Approved [2]. " + body
 
 
 def test_news_of_a_page_cited_only_in_another_pages_paragraph_gets_a_paragraph_of_its_own() -> None:
@@ -248,7 +250,7 @@ def test_news_of_a_page_cited_only_in_another_pages_paragraph_gets_a_paragraph_o
     after = "The release managers publish dates for each beta release of Python [3]."
     body = f"{own}\n\n{after}"
     draft = OfflineWriter().revise_section("q", "h", body, [change], [], [])
-    line = "Python 3.8 Release Schedule — Status: Final; Type: Informational [2]."
+    line = "Python 3.8 Release Schedule — Status: Final [2]."
     assert draft.body == f"{own}\n\n{line}\n\n{after}"
     # a year later another of them changes: its line goes after the one set apart before
     page = page.replace("3.8", "3.6").replace("Status: Final", "Status: Retired")
@@ -256,5 +258,5 @@ def test_news_of_a_page_cited_only_in_another_pages_paragraph_gets_a_paragraph_o
     change = EvidenceChange(4, "material", reasons=("header Status: Final → Retired",), new=new)
     body = draft.body.replace("[1, 2]", "[1, 2, 4]")
     later = OfflineWriter().revise_section("q", "h", body, [change], [], [])
-    line2 = "Python 3.6 Release Schedule — Status: Retired; Type: Informational [4]."
+    line2 = "Python 3.6 Release Schedule — Status: Retired [4]."
     assert later.body == f"{own.replace('[1, 2]', '[1, 2, 4]')}\n\n{line}\n\n{line2}\n\n{after}"

@@ -22,7 +22,7 @@ from core.states import (
     RunStatus,
     SectionStatus,
 )
-from core.store.db import alembic_config, get_engine, session_scope
+from core.store.db import alembic_config, get_engine, migration_head, session_scope
 from core.store.models import (
     Citation,
     Claim,
@@ -112,6 +112,19 @@ def _states(session: Session) -> dict[str, object]:
     }
 
 
+def _filled_at(url: str, revision: str) -> sa.Engine:
+    """A database at schema ``revision`` holding ``_fill``'s rows: filled at head (the
+    models are today's), then downgraded, as a workspace of that time would hold them."""
+    cfg = alembic_config(url)
+    command.upgrade(cfg, "head")
+    engine = sa.create_engine(url)
+    with Session(engine) as s:
+        _fill(s)
+        s.commit()
+    command.downgrade(cfg, revision)
+    return engine
+
+
 EXPECTED = {
     "run": (RunStatus.COMMITTED, RunKind.UPDATE),
     "proposal": (Action.REVISE, Decision.REJECTED),
@@ -167,15 +180,12 @@ def test_a_workspace_full_of_rows_upgrades_and_keeps_them(tmp_path: Path) -> Non
     upgrade, dropping the old copy of a table other rows point at (runs, snapshots,
     sections) failed the whole upgrade: "FOREIGN KEY constraint failed"."""
     url = f"sqlite:///{tmp_path / 'old.db'}"
-    command.upgrade(alembic_config(url), "0007")
-    old = sa.create_engine(url)
-    with Session(old) as s:
-        _fill(s)
-        s.commit()
+    old = _filled_at(url, "0007")
     old.dispose()
     engine = get_engine(url)  # opening it upgrades to head
     with engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == "0008"
+        version = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+        assert version == migration_head()
         assert conn.execute(sa.text("PRAGMA foreign_keys")).scalar() == 1  # on again
         assert conn.execute(sa.text("PRAGMA foreign_key_check")).all() == []
     with Session(engine) as s:
@@ -194,11 +204,7 @@ def test_a_workspace_full_of_rows_upgrades_and_keeps_them(tmp_path: Path) -> Non
 
 def test_an_unknown_stored_state_stops_the_upgrade_with_one_line(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'odd.db'}"
-    command.upgrade(alembic_config(url), "0007")
-    old = sa.create_engine(url)
-    with Session(old) as s:
-        _fill(s)
-        s.commit()
+    old = _filled_at(url, "0007")
     with old.begin() as conn:
         conn.execute(sa.text("UPDATE poolentry SET status = 'vanished'"))
     with pytest.raises(EvergreenError, match="poolentry.status holds values .*: vanished"):

@@ -194,3 +194,40 @@ def test_diff_stats_counts_words():
 def test_css_covers_classes():
     for cls in (".eg-del", ".eg-ins", "eg-diff", "line-through"):
         assert cls in DIFF_CSS
+
+
+def test_a_table_section_is_diffed_row_by_row_not_as_pipes() -> None:
+    """The key facts: each item's status before and after, the changed words marked; a
+    new item, a dropped one; the notes under the table word by word; a section that is
+    not a table is left to the word diff."""
+    from core.domain.diffing import table_diff_html
+
+    old = (
+        "| Item | Status |\n| --- | --- |\n| Harrow Bay | In construction [6] |\n"
+        "| Ashgrove | On hold [9] |"
+    )
+    new = (
+        "| Item | Status |\n| --- | --- |\n| Harrow Bay | Operational [6] |\n"
+        "| Pellow Marsh | Approved [13] |\n\n**Past their date:**\n\n- Greyhaven: Funded [10]."
+    )
+    html = table_diff_html(old, new)
+    assert html is not None and "| --- |" not in html and "|" not in html.split("</table>")[0]
+    assert "<th>Item</th><th>Before</th><th>After</th>" in html
+    assert (
+        '<td>Harrow Bay</td><td><del class="eg-del">In construction</del> [6]</td>'
+        '<td><ins class="eg-ins">Operational</ins> [6]</td>'
+    ) in html
+    assert '<td>Pellow Marsh</td><td></td><td><ins class="eg-ins">Approved [13]</ins></td>' in html
+    assert '<td>Ashgrove</td><td><del class="eg-del">On hold [9]</del></td><td></td>' in html
+    assert "Past their date" in html  # the notes, diffed below the table
+    assert table_diff_html("Some prose [1].", new) is None
+
+
+def test_a_table_diff_escapes_what_its_cells_hold() -> None:
+    from core.domain.diffing import table_diff_html
+
+    old = "| Item | Status |\n| --- | --- |\n| <b>x</b> | <script>alert(1)</script> |"
+    new = "| Item | Status |\n| --- | --- |\n| <b>x</b> | <img src=x onerror=alert(1)> |"
+    html = table_diff_html(old, new) or ""
+    assert "<script>" not in html and "<img" not in html and "<b>" not in html
+    assert "&lt;script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html

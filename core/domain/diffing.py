@@ -278,6 +278,12 @@ def _table_and_rest(text: str) -> tuple[list[str], list[list[str]], str] | None:
     return rows[0], rows[2:], "\n".join(lines[at:]).strip("\n")
 
 
+def _side(d: DiffOp, op: str, tag: str) -> str:
+    """One side's piece of a cell diff: equal text as it is, ``op``'s text marked."""
+    text = _escape(d.text)
+    return text if d.op != op else f'<{tag} class="eg-{tag}">{text}</{tag}>'
+
+
 def table_diff_html(old: str, new: str) -> str | None:
     """A section that is a Markdown table (a report's key facts) diffed row by row — each
     row keyed by its first cell, its other cells before and after, a changed cell's words
@@ -299,20 +305,8 @@ def table_diff_html(old: str, new: str) -> str | None:
             left, right = f'<del class="eg-del">{_escape(" · ".join(was))}</del>', ""
         else:
             ops = word_diff(" · ".join(was), " · ".join(now))
-            left = "".join(
-                _escape(d.text)
-                if d.op == "equal"
-                else f'<del class="eg-del">{_escape(d.text)}</del>'
-                for d in ops
-                if d.op != "insert"
-            )
-            right = "".join(
-                _escape(d.text)
-                if d.op == "equal"
-                else f'<ins class="eg-ins">{_escape(d.text)}</ins>'
-                for d in ops
-                if d.op != "delete"
-            )
+            left = "".join(_side(d, "delete", "del") for d in ops if d.op != "insert")
+            right = "".join(_side(d, "insert", "ins") for d in ops if d.op != "delete")
         body.append(f"<tr><td>{_escape(key)}</td><td>{left}</td><td>{right}</td></tr>")
     name = _escape(head[0]) if head else "Item"
     html = (

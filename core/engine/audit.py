@@ -39,6 +39,9 @@ def cli_actor(name: str | None = None) -> Actor:
     return Actor(chosen[:120], "cli")
 
 
+#: each door as the screens name it ("by ana (command line)")
+DOORS = {"app": "app", "cli": "command line", "worker": "worker"}
+
 APP_USER = Actor("app user", "app")  # the app without a login: nobody in particular
 SCHEDULER = Actor("scheduler", "worker")
 
